@@ -1,0 +1,88 @@
+"""Ingest throughput: the generic adapter (validation on) vs DuckDB's own read_json.
+
+Builds a JSONL corpus by resampling the real KuaiRec captions, ingests it into a
+fresh catalog, then loads the same file with DuckDB's `read_json` in the same run.
+Prints both times and the ratio (goal: toolkit >= 0.5x DuckDB's raw throughput).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import duckdb
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from curation.catalog import Catalog  # noqa: E402
+from curation.ingest import ingest_path  # noqa: E402
+from curation.ingest.kuairec import read_kuairec  # noqa: E402
+
+MAPPING = """source = "BenchKuai"
+format = "jsonl"
+[fields]
+native_id = "video_id"
+title = "caption"
+hashtags = { from = "caption", extract = "hashtags" }
+keywords = { from = "topic_tag", extract = "list" }
+category = "category"
+like_count = "likes"
+"""
+
+
+def build_corpus(path: Path, n: int, seed: int = 7) -> None:
+    captions = [(r.fields or {}) for r in read_kuairec(ROOT / "raw/KuaiRec/kuairec_caption_category.csv")]
+    rng = random.Random(seed)
+    with path.open("w", encoding="utf-8") as out:
+        for i in range(n):
+            base = captions[rng.randrange(len(captions))]
+            out.write(json.dumps({
+                "video_id": str(i), "caption": base.get("title") or "",
+                "topic_tag": "[" + ",".join(base.get("hashtags") or []) + "]",
+                "category": base.get("category"), "likes": rng.randrange(0, 2_000_000),
+            }, ensure_ascii=False) + "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--records", type=int, default=1_000_000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(dir=ROOT / "build" if (ROOT / "build").exists() else None) as tmp:
+        work = Path(tmp)
+        corpus, mapping = work / "corpus.jsonl", work / "mapping.toml"
+        mapping.write_text(MAPPING, encoding="utf-8")
+        t0 = time.perf_counter()
+        build_corpus(corpus, args.records)
+        print(f"corpus: {args.records:,} records, {corpus.stat().st_size / 1e6:.0f} MB "
+              f"(built in {time.perf_counter() - t0:.1f} s)")
+
+        t0 = time.perf_counter()
+        with Catalog(work / "toolkit.duckdb") as cat:
+            result = ingest_path(cat, "generic", corpus, mapping=mapping)
+        toolkit = time.perf_counter() - t0
+        assert result.accepted == args.records, result.summary()
+
+        t0 = time.perf_counter()
+        con = duckdb.connect(str(work / "duckdb.duckdb"))
+        con.execute("CREATE TABLE raw AS SELECT * FROM read_json(?, format = 'newline_delimited')",
+                    [str(corpus)])
+        loaded = con.execute("SELECT count(*) FROM raw").fetchone()[0]
+        con.close()
+        baseline = time.perf_counter() - t0
+        assert loaded == args.records
+
+    print(f"toolkit ingest (validation on): {toolkit:7.2f} s  "
+          f"{args.records / toolkit:12,.0f} records/s")
+    print(f"duckdb read_json (no checks):    {baseline:7.2f} s  "
+          f"{args.records / baseline:12,.0f} records/s")
+    print(f"ratio toolkit/duckdb throughput: {baseline / toolkit:.3f}x  (goal >= 0.5x)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,122 @@
+"""Any corpus in JSON Lines, a JSON array, a JSON object keyed by id, CSV or Parquet,
+described by a TOML mapping from catalog fields to source fields (see README)."""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from curation.ingest.readers import READERS
+from curation.ingest.records import VIDEO_FIELDS, RecordError, SourceRecord
+from curation.ingest.text import extract_hashtags, missing_to_none, parse_list_string, strip_html
+
+EXTRACTORS = ("hashtags", "list", "split")
+
+
+class MappingError(ValueError):
+    """The mapping file itself is wrong; nothing was ingested."""
+
+
+@dataclass
+class FieldRule:
+    path: str
+    extract: str | None = None
+    sep: str = ","
+
+
+@dataclass
+class Mapping:
+    source: str
+    format: str
+    fields: dict[str, FieldRule]
+    strip_html: list[str] = field(default_factory=list)
+    missing: tuple[str, ...] = ("",)
+
+    @classmethod
+    def load(cls, path: Path) -> Mapping:
+        try:
+            spec = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise MappingError(f"mapping {path}: {exc}") from None
+        return cls.from_dict(spec, str(path))
+
+    @classmethod
+    def from_dict(cls, spec: dict[str, Any], name: str = "mapping") -> Mapping:
+        source, fmt = spec.get("source"), spec.get("format")
+        if not isinstance(source, str) or not source or "/" in source:
+            raise MappingError(f"{name}: `source` must be a name without '/'")
+        if fmt not in READERS:
+            raise MappingError(f"{name}: `format` must be one of {sorted(READERS)}, got {fmt!r}")
+        rules: dict[str, FieldRule] = {}
+        for target, rule in (spec.get("fields") or {}).items():
+            if target not in (*VIDEO_FIELDS, "comments"):
+                raise MappingError(f"{name}: unknown catalog field {target!r}")
+            if isinstance(rule, str):
+                rules[target] = FieldRule(rule)
+            elif isinstance(rule, dict) and isinstance(rule.get("from"), str):
+                if rule.get("extract") not in (None, *EXTRACTORS):
+                    raise MappingError(f"{name}: field {target}: extract must be one of {EXTRACTORS}")
+                rules[target] = FieldRule(rule["from"], rule.get("extract"), rule.get("sep", ","))
+            else:
+                raise MappingError(f"{name}: field {target}: give a source field name or "
+                                   "{{ from = ..., extract = ... }}")
+        if "native_id" not in rules:
+            raise MappingError(f"{name}: [fields] must map native_id")
+        clean = spec.get("clean") or {}
+        missing = tuple(str(v) for v in clean.get("missing", [""]))
+        return cls(source, fmt, rules, list(clean.get("strip_html", [])), missing)
+
+
+def _lookup(obj: dict[str, Any], path: str) -> tuple[bool, Any]:
+    value: Any = obj
+    for part in path.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return False, None
+        value = value[part]
+    return True, value
+
+
+def map_record(mapping: Mapping, obj: Any) -> tuple[dict[str, Any], list[Any], dict[str, Any]]:
+    if not isinstance(obj, dict):
+        raise RecordError(f"record is not an object ({type(obj).__name__})")
+    fields: dict[str, Any] = {}
+    comments: list[Any] = []
+    used: set[str] = {"$key"}
+    for target, rule in mapping.fields.items():
+        found, value = _lookup(obj, rule.path)
+        used.add(rule.path.split(".")[0])
+        value = missing_to_none(value, mapping.missing)
+        if not found or value is None:
+            continue
+        if target in mapping.strip_html and isinstance(value, str):
+            value = strip_html(value)
+        if rule.extract == "hashtags":
+            value = extract_hashtags(value if isinstance(value, str) else None) or None
+        elif rule.extract == "list" and isinstance(value, str):
+            value = parse_list_string(value)
+        elif rule.extract == "split" and isinstance(value, str):
+            value = [v.strip() for v in value.split(rule.sep) if v.strip()]
+        if target == "comments":
+            if not isinstance(value, list):
+                raise RecordError(f"comments must be a list, got {type(value).__name__}")
+            comments = value
+        else:
+            fields[target] = value
+    extra = {k: v for k, v in obj.items() if k not in used}
+    return fields, comments, extra
+
+
+def read_generic(path: Path, mapping: Mapping) -> Iterator[SourceRecord]:
+    for ref, raw, obj, error in READERS[mapping.format](path):
+        if error:
+            yield SourceRecord(ref, raw, error=error)
+            continue
+        try:
+            fields, comments, extra = map_record(mapping, obj)
+        except RecordError as exc:
+            yield SourceRecord(ref, raw, error=str(exc))
+            continue
+        yield SourceRecord(ref, raw, fields=fields, comments=comments, extra=extra)

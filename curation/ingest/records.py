@@ -1,0 +1,213 @@
+"""One source record on its way into the catalog, and the checks every adapter shares.
+
+An adapter turns a source file into `SourceRecord`s: where it came from (`raw_ref`),
+its original bytes, and either the catalog fields it maps to or why it could not be
+read. `normalise_record` then applies the same rules to every source, so a count
+written `1.2w 赞` in FakeSV and `12000` in a CSV end up as the same integer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+STRING_FIELDS = ("title", "description", "author_name", "author_bio", "label", "category",
+                 "media_path")
+LIST_FIELDS = ("hashtags", "keywords")
+COUNT_FIELDS = ("like_count", "comment_count", "collect_count", "share_count")
+VIDEO_FIELDS = ("native_id", *STRING_FIELDS, *LIST_FIELDS, *COUNT_FIELDS,
+                "author_verified", "duration_s", "published_at", "synthetic")
+COMMENT_FIELDS = ("comment_id", "parent_id", "author", "text", "like_count", "time_s",
+                  "created_at")
+
+
+class RecordError(ValueError):
+    """A record that cannot enter the catalog; the message is the one-line reason."""
+
+
+@dataclass
+class SourceRecord:
+    raw_ref: str
+    raw: bytes
+    fields: dict[str, Any] | None = None
+    comments: list[dict[str, Any]] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+
+_UNIT = {"w": 10_000, "万": 10_000, "亿": 100_000_000, "k": 1_000, "千": 1_000}
+_COUNT_RE = re.compile(r"^(\d+(?:\.\d+)?)\s*([wW万亿kK千]?)$")
+
+
+def parse_count(value: Any, name: str = "count") -> int | None:
+    """Integers from numbers or strings such as `1.2w`, `3.5万`, `2亿`, `1,234`, `1.2w 赞`."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise RecordError(f"{name} must be a number, got a boolean")
+    if isinstance(value, int | float):
+        if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+            raise RecordError(f"{name} is not a finite number")
+        if value < 0:
+            raise RecordError(f"{name} is negative ({value})")
+        return int(round(value))
+    if not isinstance(value, str):
+        raise RecordError(f"{name} must be a number or a count string, got {type(value).__name__}")
+    text = value.strip().replace(",", "").replace("，", "")
+    text = re.sub(r"\s*(赞|likes?|次|个)$", "", text, flags=re.IGNORECASE).strip()
+    if text == "":
+        return None
+    if text.startswith("-"):
+        raise RecordError(f"{name} is negative ({value!r})")
+    match = _COUNT_RE.match(text)
+    if not match:
+        raise RecordError(f"{name} is not a count: {value!r}")
+    number, unit = match.groups()
+    return int(round(float(number) * _UNIT.get(unit.lower(), 1)))
+
+
+def _clean_str(value: Any, name: str) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise RecordError(f"{name} must be text, got {type(value).__name__}")
+    text = str(value).strip()
+    return text or None
+
+
+def _clean_list(value: Any, name: str) -> list[str] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        raise RecordError(f"{name} must be a list of strings, got {type(value).__name__}")
+    out: list[str] = []
+    for item in value:
+        if not isinstance(item, str):
+            raise RecordError(f"{name} must be a list of strings, found {type(item).__name__}")
+        item = item.strip()
+        if item and item not in out:
+            out.append(item)
+    return out or None
+
+
+def _clean_bool(value: Any, name: str) -> bool | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value >= 0:
+        return value > 0  # FakeSV is_official: 0 none, 1 personal, 2 institutional
+    if isinstance(value, str) and value.strip().lower() in {"true", "false", "0", "1", "2"}:
+        return value.strip().lower() in {"true", "1", "2"}
+    raise RecordError(f"{name} must be a boolean, got {value!r}")
+
+
+def _clean_number(value: Any, name: str) -> float | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise RecordError(f"{name} must be a number, got a boolean")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise RecordError(f"{name} must be a number, got {value!r}") from None
+    if math.isnan(number) or math.isinf(number) or number < 0:
+        raise RecordError(f"{name} must be a finite number >= 0, got {value!r}")
+    return number
+
+
+def _clean_time(value: Any, name: str) -> datetime | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise RecordError(f"{name} must be a time, got a boolean")
+    if isinstance(value, int | float):
+        seconds = value / 1000 if value > 10**11 else value  # epoch milliseconds or seconds
+        return datetime.fromtimestamp(seconds, UTC).replace(tzinfo=None)
+    if isinstance(value, str):
+        text = value.strip()
+        if text.isdigit():
+            return _clean_time(int(text), name)
+        try:
+            parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            raise RecordError(f"{name} is not an ISO time or epoch: {value!r}") from None
+        if parsed.tzinfo is not None:
+            parsed = parsed.astimezone(UTC).replace(tzinfo=None)
+        return parsed
+    raise RecordError(f"{name} must be a time, got {type(value).__name__}")
+
+
+def _check_size(value: Any, name: str, limit: int) -> None:
+    if isinstance(value, str) and len(value) > limit // 4 and len(value.encode()) > limit:
+        raise RecordError(f"field {name} is {len(value.encode()):,} bytes, over the {limit:,} limit")
+    if isinstance(value, list):
+        for item in value:
+            _check_size(item, name, limit)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_size(item, f"{name}.{key}", limit)
+
+
+def _normalise_comment(comment: Any, video_id: str, n: int) -> dict[str, Any]:
+    if isinstance(comment, str):
+        comment = {"text": comment}
+    if not isinstance(comment, dict):
+        raise RecordError(f"comment {n} must be text or an object, got {type(comment).__name__}")
+    unknown = set(comment) - set(COMMENT_FIELDS)
+    if unknown:
+        raise RecordError(f"comment {n} has unknown fields {sorted(unknown)}")
+    return {
+        "comment_id": _clean_str(comment.get("comment_id"), "comment_id") or f"{video_id}#c{n}",
+        "video_id": video_id,
+        "parent_id": _clean_str(comment.get("parent_id"), f"comment {n} parent_id"),
+        "author": _clean_str(comment.get("author"), f"comment {n} author"),
+        "text": _clean_str(comment.get("text"), f"comment {n} text"),
+        "like_count": parse_count(comment.get("like_count"), f"comment {n} like_count"),
+        "time_s": _clean_number(comment.get("time_s"), f"comment {n} time_s"),
+        "created_at": _clean_time(comment.get("created_at"), f"comment {n} created_at"),
+    }
+
+
+def normalise_record(source: str, record: SourceRecord, max_field_bytes: int
+                     ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The catalog row and comments of a record, or `RecordError` with the reason."""
+    if record.error:
+        raise RecordError(record.error)
+    fields = record.fields or {}
+    unknown = set(fields) - set(VIDEO_FIELDS)
+    if unknown:
+        raise RecordError(f"unknown catalog fields {sorted(unknown)}")
+    _check_size(fields, "record", max_field_bytes)
+    _check_size(record.extra, "extra", max_field_bytes)
+    _check_size(record.comments, "comments", max_field_bytes)
+    native_id = _clean_str(fields.get("native_id"), "native_id")
+    if native_id is None:
+        raise RecordError("missing id")
+    video_id = f"{source}/{native_id}"
+    row: dict[str, Any] = {"video_id": video_id, "source": source, "native_id": native_id}
+    for name in STRING_FIELDS:
+        row[name] = _clean_str(fields.get(name), name)
+    for name in LIST_FIELDS:
+        row[name] = _clean_list(fields.get(name), name)
+    for name in COUNT_FIELDS:
+        row[name] = parse_count(fields.get(name), name)
+    row["author_verified"] = _clean_bool(fields.get("author_verified"), "author_verified")
+    row["duration_s"] = _clean_number(fields.get("duration_s"), "duration_s")
+    row["published_at"] = _clean_time(fields.get("published_at"), "published_at")
+    row["synthetic"] = bool(_clean_bool(fields.get("synthetic"), "synthetic"))
+    comments = [_normalise_comment(c, video_id, n) for n, c in enumerate(record.comments)]
+    row["raw_ref"] = record.raw_ref
+    row["extra"] = json.dumps(record.extra, ensure_ascii=False, sort_keys=True,
+                              default=str) if record.extra else None
+    # raw_ref is left out of the hash so that a record moving inside its file is not a change.
+    digest = hashlib.sha256(json.dumps(
+        [{k: v for k, v in row.items() if k != "raw_ref"}, comments],
+        ensure_ascii=False, sort_keys=True, default=str).encode())
+    row["record_hash"] = digest.hexdigest()
+    return row, comments

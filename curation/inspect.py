@@ -1,0 +1,66 @@
+"""Read-only views of the catalog: `curate status` and `curate explain`."""
+
+from __future__ import annotations
+
+import json
+
+from rich.console import Group
+from rich.table import Table
+
+from curation.catalog import Catalog
+
+
+def status_report(cat: Catalog) -> Group:
+    sources = Table(title="videos by source")
+    for col in ("source", "videos", "comments", "synthetic"):
+        sources.add_column(col)
+    for row in cat.rows("""
+            SELECT v.source, count(*) AS videos,
+                   coalesce(sum(c.n), 0) AS comments, count(*) FILTER (v.synthetic) AS synthetic
+            FROM videos v LEFT JOIN (SELECT video_id, count(*) AS n FROM comments GROUP BY 1) c
+            USING (video_id) GROUP BY 1 ORDER BY 1"""):
+        sources.add_row(*(f"{v:,}" if isinstance(v, int) else str(v) for v in row.values()))
+    rejects = Table(title="rejects by reason")
+    for col in ("stage", "source", "reason", "count"):
+        rejects.add_column(col)
+    for row in cat.rows("""
+            SELECT stage, source, regexp_replace(reason, ' \\(.*$|: .*$', '') AS kind,
+                   count(*) AS n FROM rejects GROUP BY ALL ORDER BY n DESC LIMIT 30"""):
+        rejects.add_row(row["stage"], row["source"], row["kind"], f"{row['n']:,}")
+    runs = Table(title="recent runs")
+    for col in ("run_id", "status", "started_at", "counts"):
+        runs.add_column(col, overflow="fold")
+    for row in cat.rows("SELECT run_id, status, started_at, counts FROM runs "
+                        "ORDER BY started_at DESC LIMIT 10"):
+        counts = json.loads(row["counts"] or "{}")
+        brief = ", ".join(f"{k}={v}" for k, v in counts.items() if isinstance(v, int | float))
+        runs.add_row(row["run_id"], row["status"], f"{row['started_at']:%Y-%m-%d %H:%M:%S}", brief)
+    return Group(sources, rejects, runs)
+
+
+def explain_record(cat: Catalog, record_id: str) -> str | None:
+    lines: list[str] = []
+    videos = cat.rows("SELECT * FROM videos WHERE video_id = ?", [record_id])
+    if videos:
+        video = videos[0]
+        lines.append(f"video {record_id}")
+        for key, value in video.items():
+            if key == "extra" and value:
+                value = json.dumps(json.loads(value), ensure_ascii=False)
+            lines.append(f"  {key}: {value}")
+        count = cat.rows("SELECT count(*) AS n FROM comments WHERE video_id = ?", [record_id])
+        lines.append(f"  comments: {count[0]['n']}")
+        run_ids = {video["ingest_run"]}
+        lines.append("runs that touched it:")
+        for run in cat.rows("SELECT run_id, stage, status, started_at FROM runs "
+                            "WHERE list_contains(?, run_id) ORDER BY started_at", [list(run_ids)]):
+            lines.append(f"  {run['run_id']} ({run['stage']}, {run['status']}, {run['started_at']})")
+    rejects = cat.rows("""
+        SELECT * FROM rejects WHERE raw_ref = ? OR record_id = ? ORDER BY run_id""",
+        [record_id, record_id]) if not videos else []
+    for reject in rejects:
+        raw = bytes(reject["raw"]).decode("utf-8", errors="replace")
+        lines.append(f"rejected in {reject['run_id']} ({reject['stage']}, {reject['source']}) "
+                     f"at {reject['raw_ref']}: {reject['reason']}")
+        lines.append(f"  raw: {raw[:500]}")
+    return "\n".join(lines) if lines else None
