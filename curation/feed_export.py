@@ -1,0 +1,66 @@
+"""Feeds out of the catalog: JSON files, the ratio-drift report, the feeds report."""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+from typing import Any
+
+from curation.catalog import Catalog
+from curation.feeds import Feed, latest_feeds
+from curation.reports import histogram_svg, page, write
+
+
+def export_feeds(catalog: Catalog, out_dir: Path) -> list[Feed]:
+    """One `<feed_id>.json` per feed (latest version) plus `feeds.jsonl`, written atomically."""
+    feeds = latest_feeds(catalog)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for feed in feeds:
+        write(out_dir / f"{feed.feed_id}.json", feed.to_json())
+    lines = "".join(json.dumps(json.loads(f.to_json()), ensure_ascii=False, sort_keys=True) + "\n"
+                    for f in feeds)
+    write(out_dir / "feeds.jsonl", lines)
+    return feeds
+
+
+def ratio_drift(catalog: Catalog, lo: float, hi: float) -> dict[str, Any]:
+    """Feeds whose latest version left the [lo, hi] design range after edits."""
+    feeds = latest_feeds(catalog)
+    outside = [{"feed_id": f.feed_id, "version": f.version, "ratio": f.ratio,
+                "keyword_videos": len(f.keyword_videos), "other_videos": len(f.other_videos)}
+               for f in feeds if not lo <= f.ratio <= hi]
+    edited = sum(1 for f in feeds if f.version > 1)
+    return {"feeds": len(feeds), "edited": edited, "outside": len(outside), "range": [lo, hi],
+            "drifted": outside}
+
+
+def feeds_report(catalog: Catalog, path: Path, lo: float, hi: float) -> Path:
+    feeds = latest_feeds(catalog)
+    drift = ratio_drift(catalog, lo, hi)
+    sizes = [r[0] for r in catalog.con.execute(
+        "SELECT size FROM clusters WHERE run_id IN (SELECT DISTINCT cluster_run FROM feeds)"
+    ).fetchall()]
+    esc = html.escape
+    body = [
+        f"<p>{len(feeds)} feeds (latest versions), {drift['edited']} edited, "
+        f"{drift['outside']} outside the ratio range [{lo}, {hi}]</p>",
+        histogram_svg(sizes, "cluster size (clusters behind these feeds)", log_y=True),
+        histogram_svg([f.ratio for f in feeds], "distractor ratio (other / keyword videos)", bins=15),
+        histogram_svg([len(f.video_feed) for f in feeds], "feed length (videos)", bins=19),
+        histogram_svg([len(f.keyword_videos) for f in feeds], "anchor videos per feed", bins=5),
+        "<h2>Feeds</h2><table><tr><th>feed</th><th>v</th><th>cluster</th><th>ratio</th>"
+        "<th>videos (anchor videos in bold)</th></tr>",
+    ]
+    titles = dict(catalog.con.execute(
+        "SELECT video_id, coalesce(title, array_to_string(keywords, ' ')) FROM videos "
+        "WHERE video_id IN (SELECT unnest(video_feed) FROM feeds)").fetchall())
+    for feed in feeds[:200]:
+        anchors = set(feed.keyword_videos)
+        cells = [(f"<b>{esc((titles.get(v) or v)[:40])}</b>" if v in anchors
+                  else esc((titles.get(v) or v)[:40])) for v in feed.video_feed]
+        body.append(f"<tr><td>{esc(feed.feed_id)}</td><td>{feed.version}</td>"
+                    f"<td>{feed.anchor_cluster}</td><td>{feed.ratio:.2f}</td>"
+                    f"<td>{' · '.join(cells)}</td></tr>")
+    body.append("</table>")
+    return write(path, page("Feeds", body))

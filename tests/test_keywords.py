@@ -1,0 +1,52 @@
+from curation.ingest import ingest_path
+from curation.keywords import build_keyword_set, run_keywords
+from tests.conftest import KUAIREC_CSV, small_corpus
+
+
+def test_kuairec_caption_hashtags_topic_tags_without_boilerplate(catalog):
+    ingest_path(catalog, "kuairec", KUAIREC_CSV)
+    video = catalog.rows("SELECT * FROM videos WHERE video_id = 'KuaiRec/4'")[0]
+    # caption: "#搞笑 #感谢快手我要上热门 #五爱市场 这真是完美搭配啊！", cover text elsewhere
+    kws = build_keyword_set(video)
+    assert kws.keywords[:2] == ("搞笑", "五爱市场")
+    assert kws.origins[:2] == ("hashtag", "hashtag")
+    assert not any("热门" in k for k in kws.keywords)
+    assert "extracted" in kws.origins  # two hashtags are fewer than three: title words top it up
+    assert all(len(k) >= 2 for k in kws.keywords)
+
+
+def test_fakesv_claim_kept_whole_and_segmented():
+    video = {"video_id": "FakeSV/1", "keywords": ["100多颗恒星“离奇消失”是被外星人操控了"],
+             "hashtags": None, "title": None, "description": None}
+    kws = build_keyword_set(video)
+    assert kws.keywords[0] == "100多颗恒星“离奇消失”是被外星人操控了"
+    assert kws.origins[0] == "source"
+    assert {"恒星", "外星人", "操控"} <= set(kws.keywords)
+    assert set(kws.origins[1:]) == {"source_segment"}
+    assert "是" not in kws.keywords and "了" not in kws.keywords
+
+
+def test_english_tokenizer_and_empty_input():
+    video = {"video_id": "X/1", "title": "The cat meets snow for the first time",
+             "hashtags": ["cats"], "keywords": None, "description": None}
+    kws = build_keyword_set(video)
+    assert kws.keywords[0] == "cats"
+    assert {"cat", "meets", "snow"} <= set(kws.keywords) and "the" not in kws.keywords
+    empty = build_keyword_set({"video_id": "X/2", "title": None, "description": None,
+                               "hashtags": None, "keywords": None})
+    assert empty.keywords == () and empty.text == ""
+
+
+def test_run_stores_sets_and_is_idempotent(tmp_path, catalog):
+    fakesv, kuairec = small_corpus(tmp_path / "raw")
+    ingest_path(catalog, "fakesv", fakesv)
+    ingest_path(catalog, "kuairec", kuairec)
+    first = run_keywords(catalog, {"min_keywords": 3, "extract_top_k": 5, "min_token_chars": 2})
+    assert first["videos"] == 1400 and first["changed"] == 1400
+    stored = catalog.rows("SELECT * FROM keyword_sets WHERE video_id = 'KuaiRec/4'")[0]
+    assert stored["keywords"][:2] == ["搞笑", "五爱市场"] and stored["run_id"].startswith("keywords-")
+    assert len(stored["origins"]) == len(stored["keywords"])
+    second = run_keywords(catalog, {"min_keywords": 3, "extract_top_k": 5, "min_token_chars": 2})
+    assert second["changed"] == 0
+    runs = catalog.con.execute("SELECT DISTINCT run_id FROM keyword_sets").fetchall()
+    assert len(runs) == 1  # rows of the first run were left alone
