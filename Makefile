@@ -25,17 +25,30 @@ ffmpeg:
 
 setup: $(STAMP) ffmpeg
 
+FEEDS ?= 50
+SEED ?= 7
+
 feeds: setup
 	$(CURATE) --catalog $(CATALOG) ingest fakesv raw/FakeSV/data.json
 	$(CURATE) --catalog $(CATALOG) ingest kuairec raw/KuaiRec/kuairec_caption_category.csv
-	@echo "catalog: $(CATALOG)  (curate --catalog $(CATALOG) status)"
+	$(CURATE) --catalog $(CATALOG) keywords
+	$(CURATE) --catalog $(CATALOG) embed
+	$(CURATE) --catalog $(CATALOG) cluster --report
+	$(CURATE) --catalog $(CATALOG) feeds build --n $(FEEDS) --seed $(SEED) --report
+	$(CURATE) --catalog $(CATALOG) feeds export build/feeds
+	@echo
+	@echo "catalog:  $(CATALOG)   (.venv/bin/curate status)"
+	@echo "feeds:    build/feeds/ (one JSON per feed + feeds.jsonl)"
+	@echo "reports:  build/reports/clusters.html, build/reports/feeds.html"
 
 test: setup
 	$(PY) -m ruff check curation tests bench
 	$(PY) -m pytest -q
 
 bench: setup
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,bench]'
 	$(PY) bench/ingest.py
+	$(PY) bench/cluster.py
 
 clean:
 	rm -rf build

@@ -99,6 +99,23 @@ def explain(record_id: Annotated[str, typer.Argument(help="A video_id, or a raw_
 
 
 @app.command()
+def describe() -> None:
+    """Each stage: the command, the catalog tables it reads and writes, and their row counts."""
+    from curation.stages import STAGES
+
+    counts: dict[str, int] = {}
+    if catalog_path().exists():
+        with open_catalog(read_only=True) as cat:
+            for table in {t for s in STAGES for t in (*s.reads, *s.writes) if " " not in t}:
+                counts[table] = int(cat.con.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+    for stage in STAGES:
+        def show(tables: tuple[str, ...]) -> str:
+            return ", ".join(f"{t} ({counts[t]:,})" if t in counts else t for t in tables)
+        typer.echo(f"{stage.name:<11} {stage.command}\n            {stage.summary}\n"
+                   f"            reads: {show(stage.reads)}\n            writes: {show(stage.writes)}")
+
+
+@app.command()
 def keywords() -> None:
     """Each video's keyword set, with the origin of every keyword."""
     from curation.keywords import run_keywords

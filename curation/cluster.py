@@ -54,7 +54,7 @@ def hdbscan_labels(points: np.ndarray, backend: str, min_cluster_size: int,
     elif backend == "sklearn":
         from sklearn.cluster import HDBSCAN
 
-        model = HDBSCAN(min_cluster_size=min_cluster_size, min_samples=min_samples)
+        model = HDBSCAN(min_cluster_size=min_cluster_size, min_samples=min_samples, copy=True)
     elif backend == "fast-hdbscan":
         import fast_hdbscan
 
@@ -135,7 +135,8 @@ def run_cluster(catalog: Catalog, config: dict[str, Any], model_spec: str) -> Cl
         sims = full[idx] @ full[idx].T
         mean_to_others = (sims.sum(axis=1) - 1.0) / max(len(idx) - 1, 1)
         medoid = video_ids[idx[int(np.argmax(mean_to_others))]]
-        cluster_rows.append((c, len(idx), top[c], medoid, float(mean_to_others.mean())))
+        cluster_rows.append((c, len(idx), top[c], medoid,
+                             round(float(np.clip(mean_to_others.mean(), -1.0, 1.0)), 6)))
 
     run = catalog.start_run("cluster", {**params, "fingerprint": fingerprint})
     members = pa.table({

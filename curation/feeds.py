@@ -138,21 +138,34 @@ def build_feeds(ctx: FeedContext, n: int, seed: int) -> list[Feed]:
     feeds: list[Feed] = []
     for i in range(n):
         rng = np.random.default_rng([seed, i])
-        cluster = int(rng.choice(eligible, p=weights))
-        anchors_pool = ctx.members_of[cluster]
-        k = int(rng.integers(a_min, min(a_max, len(anchors_pool)) + 1))
+        # Synthetic videos may take at most budget_fraction of what earlier feeds placed.
+        allowed_synthetic = math.floor(budget_fraction * placed) - synthetic_used
+        for _attempt in range(1000):
+            cluster = int(rng.choice(eligible, p=weights))
+            members = ctx.members_of[cluster]
+            real = members[~ctx.synthetic[members]]
+            if len(real) >= a_min:  # k never needs a synthetic anchor, so a redraw can drop them
+                break
+        else:
+            raise FeedError(f"feed {i}: no cluster has {a_min} non-synthetic videos")
+        anchors_pool = members if allowed_synthetic > 0 else real
+        k = int(rng.integers(a_min, min(a_max, len(real)) + 1))
         r = float(rng.uniform(lo, hi))
         m = min(_distractor_count(k, r, lo, hi), max_len - k)
-        allowed_synthetic = math.floor(budget_fraction * (placed + k + m)) - synthetic_used
         pool = ctx.pool(cluster)
         if allowed_synthetic <= 0:
-            anchors_pool = anchors_pool[~ctx.synthetic[anchors_pool]]
             pool = pool[~ctx.synthetic[pool]]
-        if len(anchors_pool) < k or len(pool) < m:
-            raise FeedError(f"feed {i}: cluster {cluster} leaves too few videos "
-                            f"({len(anchors_pool)} anchors, {len(pool)} distractors)")
+        if len(pool) < m:
+            raise FeedError(f"feed {i}: only {len(pool)} distractors for cluster {cluster}, {m} needed")
         anchors = sorted(rng.choice(anchors_pool, size=k, replace=False).tolist())
         others = sorted(rng.choice(pool, size=m, replace=False).tolist())
+        if ctx.synthetic[anchors + others].sum() > max(allowed_synthetic, 0):
+            anchors_pool = real
+            pool = pool[~ctx.synthetic[pool]]
+            if len(pool) < m:
+                raise FeedError(f"feed {i}: cluster {cluster} has too few non-synthetic videos")
+            anchors = sorted(rng.choice(anchors_pool, size=k, replace=False).tolist())
+            others = sorted(rng.choice(pool, size=m, replace=False).tolist())
         order = rng.permutation(anchors + others).tolist()
         synthetic_used += int(ctx.synthetic[order].sum())
         placed += len(order)

@@ -27,7 +27,15 @@ def note(message: str) -> None:
 def progress(items: Iterable[T], description: str, total: int | None = None) -> Iterator[T]:
     """Yields `items` while drawing a bar on a terminal; silent when output is piped."""
     if not sys.stderr.isatty():
-        yield from items
+        # Piped output (CI logs, make): a line per tenth of the work on long jobs, no bar.
+        if not total or total < 20:
+            yield from items
+            return
+        step = max(total // 10, 1)
+        for done, item in enumerate(items, start=1):
+            yield item
+            if done % step == 0 and done < total:
+                note(f"{description}: {done:,}/{total:,}")
         return
     columns = [SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn()]

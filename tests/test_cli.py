@@ -33,6 +33,8 @@ def test_ingest_status_explain(tmp_path):
     rejected = curate("--catalog", db, "explain", "FakeSV/2")
     assert rejected.returncode == 0
     assert "bad.jsonl:2" in rejected.stdout and "like_count is negative" in rejected.stdout
+    described = curate("--catalog", db, "describe")
+    assert "writes: videos (4), comments (4), rejects (1)" in described.stdout
     missing = curate("--catalog", db, "explain", "FakeSV/nope")
     assert missing.returncode == 1 and "neither a video" in missing.stderr
 
@@ -51,3 +53,42 @@ def test_dry_run_and_clear_errors(tmp_path):
         assert out.returncode == 2
         lines = [line for line in out.stderr.splitlines() if line.strip()]
         assert len(lines) == 1 and message in lines[0], out.stderr
+
+
+def test_feeds_pipeline_from_the_command_line(embedded_catalog_file, tmp_path):
+    import json
+    import shutil
+
+    db = tmp_path / "c.duckdb"
+    shutil.copy(embedded_catalog_file, db)
+    override = tmp_path / "over.toml"
+    override.write_text(f'[reports]\ndir = "{tmp_path / "reports"}"\n', encoding="utf-8")
+    base = ("--catalog", str(db), "--config", str(override))
+    out = curate(*base, "keywords")
+    assert out.returncode == 0 and "0 keyword sets changed" in out.stdout, out.stderr
+    out = curate(*base, "embed")
+    assert out.returncode == 0 and out.stdout.startswith("0 texts encoded"), out.stdout + out.stderr
+    out = curate(*base, "cluster", "--report")
+    assert out.returncode == 0, out.stderr
+    assert "KuaiRec second-level category: NMI" in out.stdout and "FakeSV:" in out.stdout
+    assert (tmp_path / "reports" / "clusters.html").exists()
+    out = curate(*base, "feeds", "build", "--n", "8", "--seed", "3", "--report")
+    assert out.returncode == 0 and "8 written" in out.stdout, out.stderr
+    assert "<svg" in (tmp_path / "reports" / "feeds.html").read_text(encoding="utf-8")
+    again = curate(*base, "feeds", "build", "--n", "8", "--seed", "3")
+    assert "already up to date" in again.stdout
+    shown = json.loads(curate(*base, "feeds", "show", "feed-3-0002").stdout)
+    out = curate(*base, "feeds", "edit", "feed-3-0002", "--delete", "1", "--author", "carol")
+    assert out.returncode == 0 and "version 2" in out.stdout, out.stderr
+    edited = json.loads(curate(*base, "feeds", "show", "feed-3-0002").stdout)
+    assert edited["video_feed"] == shown["video_feed"][1:]
+    assert edited["edit"] == [{"op": "delete", "positions": [0], "author": "carol"}]
+    old = json.loads(curate(*base, "feeds", "show", "feed-3-0002", "--version", "1").stdout)
+    assert old == shown
+    bad = curate(*base, "feeds", "edit", "feed-3-0002", "--delete", "99")
+    assert bad.returncode == 2 and "outside the feed" in bad.stderr
+    out = curate(*base, "feeds", "export", str(tmp_path / "feeds"))
+    assert "8 feeds written" in out.stdout
+    assert len(list((tmp_path / "feeds").glob("feed-*.json"))) == 8
+    drift = json.loads(curate(*base, "feeds", "drift", "--json").stdout)
+    assert drift["feeds"] == 8 and drift["edited"] == 1

