@@ -49,6 +49,7 @@ bench: setup
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,bench]'
 	$(PY) bench/ingest.py
 	$(PY) bench/cluster.py
+	$(PY) bench/media.py
 
 clean:
 	rm -rf build

@@ -72,6 +72,23 @@ MIGRATIONS: list[str] = [
         total_runtime_s DOUBLE, edit JSON, created_at TIMESTAMP
     );
     """,
+    """
+    CREATE TABLE media_files (
+        video_id VARCHAR NOT NULL, path VARCHAR NOT NULL, root VARCHAR, matched_by VARCHAR,
+        run_id VARCHAR
+    );
+    CREATE TABLE media_probes (
+        video_id VARCHAR NOT NULL, path VARCHAR, sha256 VARCHAR, size_bytes BIGINT,
+        container VARCHAR, video_codec VARCHAR, audio_codec VARCHAR, width INTEGER,
+        height INTEGER, rotation INTEGER, fps DOUBLE, variable_fps BOOLEAN, duration_s DOUBLE,
+        has_audio BOOLEAN, run_id VARCHAR
+    );
+    CREATE TABLE media_outputs (
+        video_id VARCHAR NOT NULL, input_sha256 VARCHAR, settings_sha256 VARCHAR,
+        output_path VARCHAR, poster_path VARCHAR, frames_dir VARCHAR, frames INTEGER,
+        width INTEGER, height INTEGER, fps DOUBLE, duration_s DOUBLE, run_id VARCHAR
+    );
+    """,
 ]
 
 

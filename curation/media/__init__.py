@@ -1,0 +1,1 @@
+"""Media: link video files to catalog videos, probe them, normalise them for the app's canvas."""
