@@ -89,6 +89,25 @@ MIGRATIONS: list[str] = [
         width INTEGER, height INTEGER, fps DOUBLE, duration_s DOUBLE, run_id VARCHAR
     );
     """,
+    """
+    CREATE TABLE ls_projects (
+        base_url VARCHAR, annotator VARCHAR, project_id INTEGER, title VARCHAR,
+        config_sha256 VARCHAR, run_id VARCHAR
+    );
+    CREATE TABLE ls_tasks (
+        base_url VARCHAR, project_id INTEGER, ls_task_id INTEGER, feed_id VARCHAR,
+        feed_version INTEGER, annotator VARCHAR, run_id VARCHAR
+    );
+    CREATE TABLE tasks (
+        task_id VARCHAR NOT NULL, version INTEGER NOT NULL, author VARCHAR,
+        feed_id VARCHAR, base_feed_version INTEGER, feed_version INTEGER,
+        tier VARCHAR, subcategory VARCHAR, eval_type VARCHAR, instruction VARCHAR,
+        options JSON, eval_config JSON, feed_edits VARCHAR, status VARCHAR, reasons JSON,
+        ls_project_id INTEGER, ls_task_id INTEGER, ls_annotation_id INTEGER,
+        annotation_sha256 VARCHAR, lead_time_s DOUBLE, annotated_at TIMESTAMP,
+        run_id VARCHAR, created_at TIMESTAMP
+    );
+    """,
 ]
 
 

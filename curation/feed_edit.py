@@ -85,11 +85,13 @@ def apply_edit(feed: Feed, op: dict[str, Any], ctx: FeedContext | None,
 
 
 def edit_feed(catalog: Catalog, feed_id: str, ops: list[dict[str, Any]], config: dict[str, Any],
-              author: str | None = None) -> Feed:
-    """Apply `ops` in order to the latest version of `feed_id`, store it as the next version."""
+              author: str | None = None, base_version: int | None = None) -> Feed:
+    """Apply `ops` in order to `base_version` (default: the latest) of `feed_id` and store
+    the result as the next version after the latest."""
     if not ops:
         raise FeedError("no edit given")
-    feed = load_feed(catalog, feed_id)
+    latest = load_feed(catalog, feed_id).version
+    feed = load_feed(catalog, feed_id, base_version)
     ctx = None
     if any(op.get("op") == "swap" and op.get("video_id") is None for op in ops):
         ctx = FeedContext(catalog, feed.cluster_run, config)
@@ -108,7 +110,7 @@ def edit_feed(catalog: Catalog, feed_id: str, ops: list[dict[str, Any]], config:
         [current.video_feed]).fetchall())
     runtime = None if any(durations.get(v) is None for v in current.video_feed) else round(
         float(sum(durations[v] for v in current.video_feed)), 3)
-    new = replace(current, version=feed.version + 1, run_id=run.run_id, total_runtime_s=runtime,
+    new = replace(current, version=latest + 1, run_id=run.run_id, total_runtime_s=runtime,
                   edit=[{**op, "author": author} if author else op for op in recorded])
     with catalog.transaction():
         insert_feeds(catalog, [new])

@@ -1,0 +1,40 @@
+"""The one way the toolkit talks to Label Studio: `label-studio-sdk` 2.x, with the
+URL and API key from the environment (never from config, never logged)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+DEFAULT_URL = "http://127.0.0.1:8080"
+
+
+class AnnotationError(RuntimeError):
+    """Label Studio is unreachable, refused us, or answered something unusable."""
+
+
+def base_url() -> str:
+    return os.environ.get("LABEL_STUDIO_URL", DEFAULT_URL).rstrip("/")
+
+
+def connect() -> Any:
+    """A checked client: one clear error when the server is down or the token is wrong."""
+    from label_studio_sdk import LabelStudio
+    from label_studio_sdk.core.api_error import ApiError
+
+    key = os.environ.get("LABEL_STUDIO_API_KEY")
+    if not key:
+        raise AnnotationError("LABEL_STUDIO_API_KEY is not set (the Label Studio API token)")
+    url = base_url()
+    client = LabelStudio(base_url=url, api_key=key, timeout=60)
+    try:
+        client.users.whoami()
+    except ApiError as exc:
+        if exc.status_code in (401, 403):
+            raise AnnotationError(f"Label Studio at {url} refused the API key "
+                                  f"(HTTP {exc.status_code})") from None
+        raise AnnotationError(f"Label Studio at {url} answered HTTP {exc.status_code}") from None
+    except Exception as exc:  # httpx raises several connection error types
+        raise AnnotationError(f"Label Studio at {url} is not reachable "
+                              f"({type(exc).__name__})") from None
+    return client

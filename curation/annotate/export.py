@@ -1,0 +1,118 @@
+"""`curate annotate export`: feeds into one Label Studio authoring project per annotator.
+
+Label Studio Community has no per-task assignment, so each annotator gets a project
+of their own. A feed goes to the same annotator every time (by a hash of its id),
+and a feed version already sent is never sent again: its Label Studio task id is
+remembered in `ls_tasks`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+from curation.annotate.client import AnnotationError, base_url, connect
+from curation.annotate.render import render_feed
+from curation.catalog import Catalog
+from curation.config import PROJECT_ROOT
+from curation.feeds import latest_feeds
+
+LABEL_CONFIG = PROJECT_ROOT / "annotation" / "authoring.xml"
+PASSWORD_ENV = "LABEL_STUDIO_ANNOTATOR_PASSWORD"
+
+
+def annotator_email(name: str) -> str:
+    return name if "@" in name else f"{name}@annotators.local"
+
+
+def assign(feed_id: str, annotators: list[str]) -> str:
+    digest = hashlib.sha256(feed_id.encode()).digest()
+    return annotators[int.from_bytes(digest[:8], "big") % len(annotators)]
+
+
+def ensure_user(client: Any, name: str) -> bool:
+    """The annotator's account, created if missing; True when it was created."""
+    email = annotator_email(name)
+    if any(u.email == email for u in client.users.list()):
+        return False
+    password = os.environ.get(PASSWORD_ENV)
+    if not password:
+        raise AnnotationError(f"annotator account {email} does not exist: set {PASSWORD_ENV} "
+                              "to the first password new accounts get")
+    client.users.create(username=name.split("@")[0], email=email, first_name=name.split("@")[0],
+                        password=password)
+    return True
+
+
+def ensure_project(client: Any, catalog: Catalog, run_id: str, annotator: str, label_config: str,
+                   media_root: Path) -> int:
+    url = base_url()
+    sha = hashlib.sha256(label_config.encode()).hexdigest()
+    known = catalog.con.execute("SELECT project_id, config_sha256 FROM ls_projects WHERE base_url = ? "
+                                "AND annotator = ?", [url, annotator]).fetchone()
+    live = {p.id for p in client.projects.list()}
+    if known and known[0] in live:
+        if known[1] != sha:
+            client.projects.update(id=known[0], label_config=label_config)
+            catalog.con.execute("UPDATE ls_projects SET config_sha256 = ? WHERE base_url = ? AND "
+                                "project_id = ?", [sha, url, known[0]])
+        return int(known[0])
+    if known:  # the project was deleted on the server: forget its tasks, start afresh
+        catalog.con.execute("DELETE FROM ls_tasks WHERE base_url = ? AND project_id = ?", [url, known[0]])
+        catalog.con.execute("DELETE FROM ls_projects WHERE base_url = ? AND project_id = ?", [url, known[0]])
+    project = client.projects.create(
+        title=f"LivingScreen authoring · {annotator}", label_config=label_config,
+        description=f"Feeds for {annotator} to write tasks on. Guide: annotation/GUIDE.md")
+    if media_root.is_dir():
+        client.import_storage.local.create(project=project.id, path=str(media_root.resolve()),
+                                           title="normalised media", use_blob_urls=False)
+    catalog.con.execute("INSERT INTO ls_projects VALUES (?, ?, ?, ?, ?, ?)",
+                        [url, annotator, project.id, project.title, sha, run_id])
+    return int(project.id)
+
+
+def run_export(catalog: Catalog, annotators: list[str], media_root: Path,
+               feed_ids: list[str] | None = None) -> dict[str, int]:
+    annotators = sorted({a.strip() for a in annotators if a.strip()})
+    if not annotators:
+        raise AnnotationError("give at least one annotator: --annotators alice,bob")
+    client = connect()
+    url = base_url()
+    feeds = [f for f in latest_feeds(catalog) if feed_ids is None or f.feed_id in feed_ids]
+    if not feeds:
+        raise AnnotationError("no feeds to export: run `curate feeds build` first")
+    label_config = LABEL_CONFIG.read_text(encoding="utf-8")
+    run = catalog.start_run("annotate-export", {"annotators": annotators, "base_url": url,
+                                                 "feeds": len(feeds)})
+    sent = {(f, v) for f, v in catalog.con.execute(
+        "SELECT feed_id, feed_version FROM ls_tasks WHERE base_url = ?", [url]).fetchall()}
+    owner = dict(catalog.con.execute("SELECT feed_id, any_value(annotator) FROM ls_tasks "
+                                     "WHERE base_url = ? GROUP BY 1", [url]).fetchall())
+    counts = {"feeds": len(feeds), "exported": 0, "already_exported": 0, "accounts_created": 0}
+    for annotator in annotators:
+        mine = [f for f in feeds if owner.get(f.feed_id, assign(f.feed_id, annotators)) == annotator]
+        todo = [f for f in mine if (f.feed_id, f.version) not in sent]
+        counts["already_exported"] += len(mine) - len(todo)
+        counts["accounts_created"] += ensure_user(client, annotator)
+        with catalog.transaction():
+            project_id = ensure_project(client, catalog, run.run_id, annotator, label_config, media_root)
+        if not todo:
+            continue
+        payload = [{"data": {"feed_html": render_feed(catalog, f, media_root),
+                             "feed_ref": f"{f.feed_id} · v{f.version} · {len(f.video_feed)} videos",
+                             "feed_id": f.feed_id, "feed_version": f.version}} for f in todo]
+        response = client.projects.import_tasks(id=project_id, request=payload, return_task_ids=True)
+        task_ids = list(response.task_ids or [])
+        if len(task_ids) != len(todo):
+            raise AnnotationError(f"Label Studio returned {len(task_ids)} task ids for {len(todo)} feeds")
+        with catalog.transaction():
+            for feed, task_id in zip(todo, task_ids, strict=True):
+                catalog.con.execute("INSERT INTO ls_tasks VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                    [url, project_id, task_id, feed.feed_id, feed.version, annotator,
+                                     run.run_id])
+        counts["exported"] += len(todo)
+    run.counts = counts
+    catalog.finish_run(run)
+    return counts

@@ -1,0 +1,176 @@
+"""`curate annotate import`: annotations back as versioned tasks in the catalog.
+
+Every annotation becomes a task row: `ok` when it parses and validates, otherwise
+`needs_fix` with every reason (never dropped). Re-importing an unchanged annotation
+does nothing; an edited one becomes the next version of the same task. Feed edits
+go through the feeds API and the task points at the new feed version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from curation.annotate.client import base_url, connect
+from curation.annotate.syntax import parse_feed_edits, parse_options, parse_platform_state
+from curation.annotate.taxonomy import Taxonomy, load_taxonomy
+from curation.catalog import Catalog, now
+from curation.feed_edit import edit_feed
+from curation.feeds import FeedError, load_feed
+
+
+@dataclass
+class Draft:
+    tier: str | None = None
+    subcategory: str | None = None
+    instruction: str | None = None
+    options_text: str | None = None
+    answer: str | None = None
+    platform_state: str | None = None
+    feed_edits: str | None = None
+    reasons: list[str] = field(default_factory=list)
+
+
+def read_result(result: list[dict[str, Any]]) -> Draft:
+    draft = Draft()
+    for item in result:
+        value = item.get("value") or {}
+        name = item.get("from_name")
+        text = "\n".join(value.get("text") or []).strip() or None
+        choice = (value.get("choices") or [None])[0]
+        if name in ("tier", "subcategory", "answer"):
+            setattr(draft, name, choice)
+        elif name in ("instruction", "platform_state", "feed_edits"):
+            setattr(draft, name, text)
+        elif name == "options":
+            draft.options_text = text
+    return draft
+
+
+def validate(draft: Draft, feed_len: int, taxonomy: Taxonomy) -> tuple[dict[str, Any], list[str]]:
+    """The task's fields (eval_type, options, eval_config) and every problem found."""
+    reasons: list[str] = []
+    sub = taxonomy.subcategories.get(draft.subcategory or "")
+    if sub is None:
+        reasons.append(f"sub-category {draft.subcategory!r} is not in the taxonomy"
+                       if draft.subcategory else "no sub-category chosen")
+    elif draft.tier and draft.tier != sub.tier:
+        reasons.append(f"sub-category {sub.id} belongs to {sub.tier}, not {draft.tier}")
+    if not draft.instruction:
+        reasons.append("empty instruction")
+    out: dict[str, Any] = {"eval_type": sub.eval_type if sub else None, "options": None,
+                           "eval_config": None}
+    if sub and sub.eval_type == "label":
+        options = parse_options(draft.options_text)
+        out["options"] = options or None
+        if not options:
+            reasons.append("no options (write one per line: 'A: ...')")
+        if not draft.answer:
+            reasons.append("no answer chosen")
+        elif options and draft.answer not in options:
+            reasons.append(f"answer {draft.answer} is not among the options {', '.join(options)}")
+        if options and sub.requires_cannot_determine and not taxonomy.offers_cannot_determine(options):
+            reasons.append("robust-evaluation tasks must offer a 'cannot be determined' option")
+        if draft.answer:
+            out["eval_config"] = [{"answer": draft.answer}]
+        if draft.platform_state:
+            reasons.append("a label task has an expected end state; clear one of them")
+    elif sub and sub.eval_type == "platform":
+        checks, errors = parse_platform_state(draft.platform_state, feed_len, taxonomy.report_categories)
+        reasons.extend(errors)
+        if not checks and not errors:
+            reasons.append("no expected end state (one check per line, e.g. 'like 3')")
+        out["eval_config"] = checks or None
+    return out, reasons
+
+
+def _feed_for(catalog: Catalog, feed_id: str, base_version: int, edits: str | None,
+              author: str, previous: dict[str, Any] | None, config: dict[str, Any]
+              ) -> tuple[int, int, list[str]]:
+    """(feed version the task uses, its length, problems) after applying the annotator's edits."""
+    base = load_feed(catalog, feed_id, base_version)
+    ops, errors = parse_feed_edits(edits, len(base.video_feed))
+    if errors or not ops:
+        return base.version, len(base.video_feed), errors
+    if previous and previous["feed_edits"] == edits and previous["base_feed_version"] == base_version:
+        reused = load_feed(catalog, feed_id, previous["feed_version"])
+        return reused.version, len(reused.video_feed), []
+    try:  # the edits apply to the version the annotator saw, whatever came since
+        edited = edit_feed(catalog, feed_id, ops, config, author=author, base_version=base_version)
+    except FeedError as exc:
+        return base.version, len(base.video_feed), [f"feed edit: {exc}"]
+    return edited.version, len(edited.video_feed), []
+
+
+def _mint_task_id(catalog: Catalog, subcategory: str | None) -> str:
+    prefix = subcategory or "unclassified"
+    row = catalog.con.execute(
+        "SELECT max(TRY_CAST(regexp_extract(task_id, '_(\\d+)$', 1) AS INTEGER)) FROM tasks "
+        "WHERE regexp_replace(task_id, '_\\d+$', '') = ?", [prefix]).fetchone()
+    return f"{prefix}_{(row[0] or 0) + 1}"
+
+
+def run_import(catalog: Catalog, feeds_config: dict[str, Any]) -> dict[str, int]:
+    client = connect()
+    url = base_url()
+    taxonomy = load_taxonomy()
+    projects = catalog.rows("SELECT * FROM ls_projects WHERE base_url = ? ORDER BY project_id", [url])
+    run = catalog.start_run("annotate-import", {"base_url": url, "projects": len(projects)})
+    counts = {"annotations": 0, "new": 0, "new_versions": 0, "unchanged": 0, "needs_fix": 0,
+              "skipped_by_annotator": 0}
+    for project in projects:
+        for task in sorted(client.projects.exports.as_json(project["project_id"]), key=lambda t: t["id"]):
+            data = task.get("data") or {}
+            for annotation in sorted(task.get("annotations") or [], key=lambda a: a["id"]):
+                counts["annotations"] += 1
+                if annotation.get("was_cancelled"):
+                    counts["skipped_by_annotator"] += 1
+                    continue
+                result = annotation.get("result") or []
+                sha = hashlib.sha256(json.dumps(result, sort_keys=True, ensure_ascii=False).encode()
+                                     ).hexdigest()
+                previous = (catalog.rows(
+                    "SELECT * FROM tasks WHERE ls_project_id = ? AND ls_annotation_id = ? "
+                    "ORDER BY version DESC LIMIT 1", [project["project_id"], annotation["id"]]) or [None])[0]
+                if previous and previous["annotation_sha256"] == sha:
+                    counts["unchanged"] += 1
+                    continue
+                draft = read_result(result)
+                author = project["annotator"]
+                feed_version, feed_len, feed_errors = _feed_for(
+                    catalog, data["feed_id"], int(data["feed_version"]), draft.feed_edits, author,
+                    previous, feeds_config)
+                fields, reasons = validate(draft, feed_len, taxonomy)
+                reasons = feed_errors + reasons
+                task_id = previous["task_id"] if previous else None
+                if task_id is None or (draft.subcategory in taxonomy.subcategories
+                                       and not task_id.startswith(f"{draft.subcategory}_")):
+                    task_id = _mint_task_id(catalog, draft.subcategory if draft.subcategory
+                                            in taxonomy.subcategories else None)
+                version = previous["version"] + 1 if previous and previous["task_id"] == task_id else 1
+                status = "needs_fix" if reasons else "ok"
+                with catalog.transaction():
+                    catalog.con.execute(
+                        f"INSERT INTO tasks VALUES ({', '.join('?' * 23)})",
+                        [task_id, version, author, data["feed_id"], int(data["feed_version"]), feed_version,
+                         draft.tier, draft.subcategory, fields["eval_type"], draft.instruction,
+                         json.dumps(fields["options"], ensure_ascii=False) if fields["options"] else None,
+                         json.dumps(fields["eval_config"], ensure_ascii=False) if fields["eval_config"] else None,
+                         draft.feed_edits, status, json.dumps(reasons, ensure_ascii=False) if reasons else None,
+                         project["project_id"], task["id"], annotation["id"], sha, annotation.get("lead_time"),
+                         _timestamp(annotation.get("updated_at")), run.run_id, now()])
+                counts["new" if version == 1 else "new_versions"] += 1
+                counts["needs_fix"] += status == "needs_fix"
+    run.counts = counts
+    catalog.finish_run(run)
+    return counts
+
+
+def _timestamp(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return parsed if parsed.tzinfo is None else parsed.astimezone(UTC).replace(tzinfo=None)

@@ -1,0 +1,151 @@
+"""The small languages annotators write in: options, expected end states, feed edits.
+
+Annotators count videos from 1, as they see them; everything stored is 0-based,
+as the public runner's `eval_config` expects. Each parser returns its result and
+a list of one-line problems (`line 2: ...`); an empty list means it parsed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_OPTION_START = re.compile(r"(?:^|(?<=[\s;；,，。]))([A-H])\s*[:：.、．)]\s*")
+_CHECK_LINE = re.compile(r"^(\w+)\s+(\d+(?:\s*[,，]\s*\d+)*)(?:\s+(.*))?$")
+_QUOTED = re.compile(r'"([^"]*)"')
+
+CHECK_FUNCS = {"like": "eval_like", "collect": "eval_collect", "report": "eval_report",
+               "comment": "eval_comment", "current": "eval_current_video",
+               "playback": "eval_playback"}
+
+
+def parse_options(text: str | None) -> dict[str, str]:
+    """`A: x B: y` on one line, `A：x；B：y`, or one option per line -> {"A": "x", ...}."""
+    if not text:
+        return {}
+    matches = list(_OPTION_START.finditer(text))
+    options: dict[str, str] = {}
+    for i, match in enumerate(matches):
+        end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
+        body = text[match.end():end].strip().rstrip(";；,，").strip()
+        options.setdefault(match.group(1), body)
+    return options
+
+
+def split_instruction(text: str) -> tuple[str, dict[str, str]]:
+    """A runner instruction (question, then options) split into the two."""
+    first = _OPTION_START.search(text)
+    options = parse_options(text)
+    if first is None or "A" not in options:
+        return text.strip(), {}
+    return text[:first.start()].strip(), options
+
+
+def _normalise_quotes(line: str) -> str:
+    return line.replace("“", '"').replace("”", '"').replace("＂", '"')
+
+
+def _positions(text: str, feed_len: int, where: str, errors: list[str]) -> list[int]:
+    out: list[int] = []
+    for token in re.split(r"[\s,，]+", text.strip()):
+        if not token:
+            continue
+        number = int(token)
+        if not 1 <= number <= feed_len:
+            errors.append(f"{where}: position {number} is outside the feed (1-{feed_len})")
+        elif number - 1 not in out:
+            out.append(number - 1)
+    return out
+
+
+def parse_platform_state(text: str | None, feed_len: int, report_categories: tuple[str, ...]
+                         ) -> tuple[list[dict[str, Any]], list[str]]:
+    checks: list[dict[str, Any]] = []
+    errors: list[str] = []
+    for n, raw in enumerate((text or "").splitlines(), start=1):
+        line = _normalise_quotes(raw.strip())
+        if not line or line.startswith("#"):
+            continue
+        where = f"line {n}"
+        match = _CHECK_LINE.match(line)
+        if not match or match.group(1).lower() not in CHECK_FUNCS:
+            errors.append(f"{where}: cannot read {raw.strip()!r}; start with one of "
+                          f"{', '.join(CHECK_FUNCS)} and a position")
+            continue
+        verb, rest = match.group(1).lower(), (match.group(3) or "").strip()
+        positions = _positions(match.group(2), feed_len, where, errors)
+        category = _QUOTED.sub("", rest).strip()
+        if verb == "report" and category not in report_categories:
+            errors.append(f"{where}: report category {category or '(none)'!r} is not one of "
+                          f"{', '.join(report_categories)}")
+            continue
+        if not positions:
+            continue
+        ids: int | list[int] = positions[0] if len(positions) == 1 else positions
+        quoted = _QUOTED.search(rest)
+        args: dict[str, Any]
+        if verb in ("like", "collect"):
+            args = {"video_ids": ids}
+        elif verb == "report":
+            args = {"video_ids": ids, "expected_cat": category}
+            if quoted:
+                args["expected_reason"] = quoted.group(1)
+        elif verb == "comment":
+            args = {"video_ids": ids} | ({"comment": quoted.group(1)} if quoted else {})
+        elif len(positions) != 1:
+            errors.append(f"{where}: {verb} takes exactly one position")
+            continue
+        elif verb == "current":
+            args = {"video_id": positions[0]}
+        else:  # playback
+            target = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(%|s|秒)", rest)
+            if not target:
+                errors.append(f"{where}: playback needs a target like 50% or 12s")
+                continue
+            value = float(target.group(1))
+            if target.group(2) == "%":
+                if value > 100:
+                    errors.append(f"{where}: playback {value}% is over 100%")
+                    continue
+                args = {"video_id": positions[0], "target_pct": round(value / 100, 6)}
+            else:
+                args = {"video_id": positions[0], "target_sec": value}
+        checks.append({"func": CHECK_FUNCS[verb], "args": args})
+    return checks, errors
+
+
+def parse_feed_edits(text: str | None, feed_len: int) -> tuple[list[dict[str, Any]], list[str]]:
+    """Feed-edit lines into the feeds API's operations, positions made 0-based."""
+    ops: list[dict[str, Any]] = []
+    errors: list[str] = []
+    length = feed_len
+    for n, raw in enumerate((text or "").splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        where = f"edit line {n}"
+        verb, _, rest = line.partition(" ")
+        rest = rest.strip()
+        if verb == "order":
+            order = _positions(rest, length, where, errors)
+            if sorted(order) != list(range(length)):
+                errors.append(f"{where}: order must list every position 1-{length} exactly once")
+                continue
+            ops.append({"op": "reorder", "order": order})
+        elif verb == "delete":
+            positions = _positions(rest, length, where, errors)
+            if positions:
+                ops.append({"op": "delete", "positions": positions})
+                length -= len(positions)
+        elif verb == "swap":
+            pos_text, _, video = rest.partition(" ")
+            if not pos_text.isdigit():
+                errors.append(f"{where}: swap needs a position, e.g. 'swap 4'")
+                continue
+            positions = _positions(pos_text, length, where, errors)
+            if positions:
+                ops.append({"op": "swap", "position": positions[0]}
+                           | ({"video_id": video.strip()} if video.strip() else {}))
+        else:
+            errors.append(f"{where}: cannot read {line!r}; use order, delete or swap")
+    return ops, errors

@@ -1,0 +1,52 @@
+"""A real Label Studio server for the suite: fresh data dir, free port, started once."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+
+import pytest
+
+from curation.annotate.server import free_port, start_server, wait_ready
+
+ADMIN = "admin@livingscreen.local"
+PASSWORD = "Admin-" + secrets.token_hex(8)
+
+
+@pytest.fixture(scope="session")
+def label_studio(tmp_path_factory):
+    data = tmp_path_factory.mktemp("labelstudio")
+    media = tmp_path_factory.mktemp("served") / "media"
+    token = secrets.token_hex(20)
+    port = free_port()
+    log = data / "server.log"
+    proc = start_server(data / "data", port, ADMIN, PASSWORD, token, media_root=media, log=log)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_ready(url, timeout_s=240, proc=proc)
+    except Exception:
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise RuntimeError(f"Label Studio did not start: {log.read_text(errors='replace')[-2000:]}") from None
+    saved = {k: os.environ.get(k) for k in ("LABEL_STUDIO_URL", "LABEL_STUDIO_API_KEY",
+                                            "LABEL_STUDIO_ANNOTATOR_PASSWORD")}
+    os.environ.update(LABEL_STUDIO_URL=url, LABEL_STUDIO_API_KEY=token,
+                      LABEL_STUDIO_ANNOTATOR_PASSWORD="Annotator-" + secrets.token_hex(6))
+    yield {"url": url, "token": token, "media": media, "admin": ADMIN, "password": PASSWORD}
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=20)
+    except Exception:
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def ls_client(label_studio):
+    from label_studio_sdk import LabelStudio
+
+    return LabelStudio(base_url=label_studio["url"], api_key=label_studio["token"])

@@ -1,0 +1,54 @@
+import pytest
+
+from curation.annotate.syntax import parse_feed_edits, parse_options, parse_platform_state, split_instruction
+from curation.annotate.taxonomy import load_taxonomy
+
+CATS = load_taxonomy().report_categories
+
+
+@pytest.mark.parametrize("text", ["A:猫 B:狗 C:鸟 D:无法确定", "A：猫；B：狗；C：鸟；D：无法确定",
+                                  "A. 猫\nB. 狗\nC. 鸟\nD. 无法确定"])
+def test_options_in_every_real_layout(text):
+    assert parse_options(text) == {"A": "猫", "B": "狗", "C": "鸟", "D": "无法确定"}
+
+
+def test_instruction_split_into_question_and_options():
+    question, options = split_instruction("视频里的人穿什么颜色？\nA:红 B:蓝 C:无法确定")
+    assert question == "视频里的人穿什么颜色？" and options == {"A": "红", "B": "蓝", "C": "无法确定"}
+
+
+def test_platform_state_lines_to_runner_checks():
+    checks, errors = parse_platform_state(
+        "like 3\ncollect 2, 5\nreport 4 不实信息 “旧视频”\ncomment 1\ncomment 2 \"已核实\"\n"
+        "current 7\nplayback 3 50%\nplayback 3 12s", 8, CATS)
+    assert errors == []
+    assert checks == [
+        {"func": "eval_like", "args": {"video_ids": 2}},
+        {"func": "eval_collect", "args": {"video_ids": [1, 4]}},
+        {"func": "eval_report", "args": {"video_ids": 3, "expected_cat": "不实信息", "expected_reason": "旧视频"}},
+        {"func": "eval_comment", "args": {"video_ids": 0}},
+        {"func": "eval_comment", "args": {"video_ids": 1, "comment": "已核实"}},
+        {"func": "eval_current_video", "args": {"video_id": 6}},
+        {"func": "eval_playback", "args": {"video_id": 2, "target_pct": 0.5}},
+        {"func": "eval_playback", "args": {"video_id": 2, "target_sec": 12.0}},
+    ]
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("like 9", "outside the feed"), ("report 2 暴力", "not one of"), ("dance 1", "cannot read"),
+    ("current 1,2", "exactly one position"), ("playback 1 fast", "target like 50%"),
+    ("playback 1 150%", "over 100%"),
+])
+def test_platform_state_problems_are_named(line, message):
+    checks, errors = parse_platform_state(line, 8, CATS)
+    assert checks == [] and len(errors) == 1 and message in errors[0] and errors[0].startswith("line 1")
+
+
+def test_feed_edit_lines():
+    ops, errors = parse_feed_edits("delete 2,5\nswap 4\nswap 1 KuaiRec/1\norder 2,1,3,4,5,6", 8)
+    assert errors == []
+    assert ops == [{"op": "delete", "positions": [1, 4]}, {"op": "swap", "position": 3},
+                   {"op": "swap", "position": 0, "video_id": "KuaiRec/1"},
+                   {"op": "reorder", "order": [1, 0, 2, 3, 4, 5]}]
+    _, errors = parse_feed_edits("order 1,2\nshuffle", 3)
+    assert len(errors) == 2
