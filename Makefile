@@ -10,7 +10,10 @@ CATALOG ?= build/catalog.duckdb
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: setup feeds test bench lint ffmpeg clean
+LS_VENV := .venv-ls
+LS_STAMP := $(LS_VENV)/.installed
+
+.PHONY: setup feeds test bench lint ffmpeg browser labelstudio clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,6 +27,23 @@ ffmpeg:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ffmpeg >/dev/null; }
 
 setup: $(STAMP) ffmpeg
+
+# Label Studio in a venv of its own: it pins openai<2 and pyarrow<25.
+$(LS_STAMP):
+	test -x $(LS_VENV)/bin/python || $(PYTHON) -m venv $(LS_VENV)
+	$(LS_VENV)/bin/python -m pip install --quiet --disable-pip-version-check label-studio==1.23.2
+	touch $(LS_STAMP)
+
+# Debian's chromium (Playwright drives it; no browser download) and a CJK font.
+browser:
+	@{ command -v chromium >/dev/null 2>&1 && fc-list 2>/dev/null | grep -qi "WenQuanYi Micro Hei"; } || { \
+	  echo "installing chromium and fonts-wqy-microhei with apt-get"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-wqy-microhei >/dev/null; }
+
+# Starts Label Studio on 127.0.0.1 (LABEL_STUDIO_PORT, default 8080) with the admin and
+# token from LABEL_STUDIO_USERNAME / LABEL_STUDIO_PASSWORD / LABEL_STUDIO_API_KEY.
+labelstudio: setup $(LS_STAMP)
+	$(PY) -m curation.annotate.server
 
 FEEDS ?= 50
 SEED ?= 7
@@ -41,7 +61,7 @@ feeds: setup
 	@echo "feeds:    build/feeds/ (one JSON per feed + feeds.jsonl)"
 	@echo "reports:  build/reports/clusters.html, build/reports/feeds.html"
 
-test: setup
+test: setup $(LS_STAMP) browser
 	$(PY) -m ruff check curation tests bench
 	$(PY) -m pytest -q
 

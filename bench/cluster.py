@@ -141,8 +141,8 @@ def main() -> None:
                     (labels, _), _ = timed(f"{backend} on {n:,} x {points.shape[1]}-d", hdbscan_labels,
                                            points, backend, mcs, ms)
                     print(f"    {int(labels.max()) + 1:,} clusters, noise {np.mean(labels < 0):.1%}")
-                except ImportError:
-                    print(f"  {backend}: not installed (pip install fast-hdbscan==0.3.4)")
+                except ImportError as exc:
+                    print(f"  {backend}: cannot run here ({exc})")
 
         print("4. feeds from the largest catalog")
         with Catalog(largest[0]) as cat:

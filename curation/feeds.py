@@ -22,6 +22,8 @@ from curation.catalog import Catalog, now
 from curation.cluster import centre, latest_cluster_run
 from curation.embed import load_vectors
 
+SIMILARITY_SAMPLE = 4096  # candidates whose similarities set a cluster's distractor threshold
+
 
 class FeedError(ValueError):
     """A feed operation that cannot be done; the message says why."""
@@ -60,7 +62,8 @@ class FeedContext:
                                      [cluster_run]).fetchone()
         if not params:
             raise FeedError(f"cluster run {cluster_run} not found")
-        model_id = json.loads(params[0])["model"]
+        cluster_params = json.loads(params[0])
+        model_id = cluster_params["model"]
         members = catalog.con.execute(
             "SELECT m.video_id, m.cluster_id, k.keywords, v.synthetic, v.duration_s "
             "FROM cluster_members m JOIN keyword_sets k USING (video_id) "
@@ -75,31 +78,91 @@ class FeedContext:
         for i, m in enumerate(members):
             for word in m[2] or []:
                 postings.setdefault(word, []).append(i)
-        self.postings = postings
+        self.postings = {w: np.asarray(ix, dtype=np.int64) for w, ix in postings.items()}
         ids, vectors = load_vectors(catalog, model_id)
         order = [ids.index(v) for v in self.video_ids] if ids != self.video_ids else None
-        self.vectors = centre(vectors if order is None else vectors[order])
+        # Similarities are taken in the space the clustering used (centred, PCA-reduced).
+        self.vectors = centre(vectors if order is None else vectors[order],
+                              int(cluster_params.get("reduce_dims") or 0)).astype(np.float32)
         self.clusters = {r[0]: (r[1], list(r[2] or [])) for r in catalog.con.execute(
             "SELECT cluster_id, size, top_keywords FROM clusters WHERE run_id = ? "
             "ORDER BY cluster_id", [cluster_run]).fetchall()}
         self.members_of = {c: np.flatnonzero(self.labels == c) for c in self.clusters}
         self._pools: dict[int, np.ndarray] = {}
+        self._criteria_cache: dict[int, tuple[np.ndarray, float, np.ndarray]] = {}
+        # One fixed random sample of the corpus sets every cluster's similarity threshold.
+        n = len(self.video_ids)
+        self._sample = np.sort(np.random.default_rng(0x5EED).choice(n, size=min(n, SIMILARITY_SAMPLE),
+                                                                     replace=False))
+        self._sample_labels = self.labels[self._sample]
+        self._sample_vectors = self.vectors[self._sample]
+
+    def _criteria(self, cluster_id: int) -> tuple[np.ndarray, float, np.ndarray]:
+        """(centroid, similarity threshold, excluded indices) for distractors of a cluster.
+
+        The threshold is the configured quantile of the similarities of the candidates in
+        one fixed random sample of the corpus (all of it when small), so that the exact pool and
+        the sampler below apply one and the same rule without scanning 100k videos.
+        """
+        if cluster_id in self._criteria_cache:
+            return self._criteria_cache[cluster_id]
+        centroid = self.vectors[self.members_of[cluster_id]].mean(axis=0)
+        words = self.clusters[cluster_id][1]
+        excluded = np.unique(np.concatenate([self.postings[w] for w in words if w in self.postings]
+                                            or [np.zeros(0, dtype=np.int64)]))
+        quantile = float(self.config.get("distractor_similarity_quantile", 1.0))
+        threshold = np.inf
+        if quantile < 1.0:
+            keep = self._sample_labels != cluster_id
+            if len(excluded):
+                pos = np.minimum(np.searchsorted(excluded, self._sample), len(excluded) - 1)
+                keep &= excluded[pos] != self._sample
+            if keep.any():
+                threshold = float(np.quantile((self._sample_vectors @ centroid)[keep], quantile))
+        self._criteria_cache[cluster_id] = (centroid, threshold, excluded)
+        return self._criteria_cache[cluster_id]
+
+    def acceptable(self, cluster_id: int, idx: np.ndarray) -> np.ndarray:
+        """Which of the videos `idx` may be distractors for `cluster_id`."""
+        centroid, threshold, excluded = self._criteria(cluster_id)
+        ok = self.labels[idx] != cluster_id
+        if len(excluded):  # membership by binary search: np.isin is slow on small arrays
+            pos = np.minimum(np.searchsorted(excluded, idx), len(excluded) - 1)
+            ok &= excluded[pos] != idx
+        if np.isfinite(threshold):
+            ok &= (self.vectors[idx] @ centroid) < threshold
+        return ok
 
     def pool(self, cluster_id: int) -> np.ndarray:
-        """Indices of videos that may be distractors for `cluster_id`, sorted."""
-        if cluster_id in self._pools:
-            return self._pools[cluster_id]
-        allowed = self.labels != cluster_id
-        for word in self.clusters[cluster_id][1]:
-            allowed[self.postings.get(word, [])] = False
-        candidates = np.flatnonzero(allowed)
-        quantile = float(self.config.get("distractor_similarity_quantile", 1.0))
-        if quantile < 1.0 and len(candidates):
-            centroid = self.vectors[self.members_of[cluster_id]].mean(axis=0)
-            sims = self.vectors[candidates] @ centroid
-            candidates = candidates[sims < np.quantile(sims, quantile)]
-        self._pools[cluster_id] = candidates
-        return candidates
+        """Indices of every video that may be a distractor for `cluster_id`, sorted."""
+        if cluster_id not in self._pools:
+            everything = np.arange(len(self.video_ids))
+            self._pools[cluster_id] = everything[self.acceptable(cluster_id, everything)]
+        return self._pools[cluster_id]
+
+    def sample_distractors(self, cluster_id: int, m: int, rng: np.random.Generator,
+                           allow_synthetic: bool) -> list[int]:
+        """m distinct acceptable videos, uniformly: rejection sampling over the whole corpus,
+        falling back to the exact pool when acceptable videos are rare."""
+        chosen: list[int] = []
+        seen: set[int] = set()
+        for _ in range(8):
+            idx = rng.integers(0, len(self.video_ids), size=max(4 * (m - len(chosen)), 16))
+            ok = self.acceptable(cluster_id, idx)
+            if not allow_synthetic:
+                ok &= ~self.synthetic[idx]
+            for i in idx[ok].tolist():
+                if i not in seen:
+                    seen.add(i)
+                    chosen.append(i)
+                    if len(chosen) == m:
+                        return sorted(chosen)
+        pool = self.pool(cluster_id)
+        if not allow_synthetic:
+            pool = pool[~self.synthetic[pool]]
+        if len(pool) < m:
+            raise FeedError(f"only {len(pool)} distractors for cluster {cluster_id}, {m} needed")
+        return sorted(rng.choice(pool, size=m, replace=False).tolist())
 
     def runtime(self, video_ids: list[str]) -> float | None:
         durations = [self.duration.get(v) for v in video_ids]
@@ -133,6 +196,7 @@ def build_feeds(ctx: FeedContext, n: int, seed: int) -> list[Feed]:
         raise FeedError(f"no cluster has the {a_min} videos an anchor needs")
     weights = anchor_weights(np.array([ctx.clusters[c][0] for c in eligible]),
                              cfg.get("anchor_weight", "sqrt_size"))
+    cdf = np.cumsum(weights)
     budget_fraction = float(cfg.get("synthetic_fraction", 0.01))
     placed = synthetic_used = 0
     feeds: list[Feed] = []
@@ -141,7 +205,8 @@ def build_feeds(ctx: FeedContext, n: int, seed: int) -> list[Feed]:
         # Synthetic videos may take at most budget_fraction of what earlier feeds placed.
         allowed_synthetic = math.floor(budget_fraction * placed) - synthetic_used
         for _attempt in range(1000):
-            cluster = int(rng.choice(eligible, p=weights))
+            pick = min(int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right")), len(eligible) - 1)
+            cluster = int(eligible[pick])
             members = ctx.members_of[cluster]
             real = members[~ctx.synthetic[members]]
             if len(real) >= a_min:  # k never needs a synthetic anchor, so a redraw can drop them
@@ -152,20 +217,11 @@ def build_feeds(ctx: FeedContext, n: int, seed: int) -> list[Feed]:
         k = int(rng.integers(a_min, min(a_max, len(real)) + 1))
         r = float(rng.uniform(lo, hi))
         m = min(_distractor_count(k, r, lo, hi), max_len - k)
-        pool = ctx.pool(cluster)
-        if allowed_synthetic <= 0:
-            pool = pool[~ctx.synthetic[pool]]
-        if len(pool) < m:
-            raise FeedError(f"feed {i}: only {len(pool)} distractors for cluster {cluster}, {m} needed")
         anchors = sorted(rng.choice(anchors_pool, size=k, replace=False).tolist())
-        others = sorted(rng.choice(pool, size=m, replace=False).tolist())
+        others = ctx.sample_distractors(cluster, m, rng, allow_synthetic=allowed_synthetic > 0)
         if ctx.synthetic[anchors + others].sum() > max(allowed_synthetic, 0):
-            anchors_pool = real
-            pool = pool[~ctx.synthetic[pool]]
-            if len(pool) < m:
-                raise FeedError(f"feed {i}: cluster {cluster} has too few non-synthetic videos")
-            anchors = sorted(rng.choice(anchors_pool, size=k, replace=False).tolist())
-            others = sorted(rng.choice(pool, size=m, replace=False).tolist())
+            anchors = sorted(rng.choice(real, size=k, replace=False).tolist())
+            others = ctx.sample_distractors(cluster, m, rng, allow_synthetic=False)
         order = rng.permutation(anchors + others).tolist()
         synthetic_used += int(ctx.synthetic[order].sum())
         placed += len(order)

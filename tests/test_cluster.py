@@ -59,10 +59,10 @@ def test_class_tfidf_prefers_distinctive_words():
     assert "宠物" not in (top[0][0], top[1][0])
 
 
-def test_sklearn_backend_agrees_with_hdbscan(clustered_catalog):
+def test_hdbscan_backends_agree(clustered_catalog):
     cat = clustered_catalog
     first = cat.con.execute("SELECT run_id FROM runs WHERE stage = 'cluster'").fetchone()[0]
-    other = run_cluster(cat, {**CONFIG["cluster"], "backend": "sklearn"}, CONFIG["embedding"]["model"])
+    other = run_cluster(cat, {**CONFIG["cluster"], "backend": "hdbscan"}, CONFIG["embedding"]["model"])
     a = dict(_members(cat, first))
     b = dict(_members(cat, other.run_id))
     noise_a = np.mean([v < 0 for v in a.values()])

@@ -51,7 +51,7 @@ def video_card(position: int, video: dict[str, Any], comments: list[dict[str, An
     tags = " ".join(f"#{esc(t)}" for t in video.get("hashtags") or [])
     thread = "".join(
         f"<li>{esc(c.get('text') or '')}"
-        + (f" <span class='ls-meta'>♥ {_count(c.get('like_count'))}</span>" if c.get("like_count") else "")
+        + (f" <span class='ls-meta'>赞 {_count(c.get('like_count'))}</span>" if c.get("like_count") else "")
         + (f" <span class='ls-meta'>@{c['time_s']:.1f}s</span>" if c.get("time_s") is not None else "")
         + "</li>" for c in comments[:MAX_COMMENTS])
     more = len(comments) - MAX_COMMENTS
@@ -61,8 +61,8 @@ def video_card(position: int, video: dict[str, Any], comments: list[dict[str, An
         f"{player}"
         f'<div class="ls-meta">{tags}</div>'
         f'<div class="ls-meta">{esc(video.get("author_name") or "")} · {esc(video.get("author_bio") or "")}</div>'
-        f'<div class="ls-meta">♥ {_count(video.get("like_count"))} · ★ {_count(video.get("collect_count"))}'
-        f' · 💬 {_count(video.get("comment_count"))}'
+        f'<div class="ls-meta">赞 {_count(video.get("like_count"))} · 收藏 {_count(video.get("collect_count"))}'
+        f' · 评论 {_count(video.get("comment_count"))}'
         + (f' · {video["duration_s"]:.1f}s' if video.get("duration_s") else "") + "</div>"
         + (f"<ul>{thread}</ul>" if thread else "")
         + (f'<div class="ls-meta">… {more} more comments</div>' if more > 0 else "")
