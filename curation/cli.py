@@ -432,5 +432,48 @@ def annotate_status() -> None:
                 typer.echo(f"  - {reason}")
 
 
+qc_app = typer.Typer(no_args_is_help=True, help="Quality control of tasks.")
+app.add_typer(qc_app, name="qc")
+
+
+@qc_app.command("validate")
+def qc_validate(
+    livingscreen: Annotated[Path | None, typer.Option(
+        help="Check a runner directory (gui_action.json, ...) instead of the catalog.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Defects as a JSON array.")] = False,
+) -> None:
+    """Structural checks; exit status 1 when any error is found."""
+    from curation.qc.runner_format import RunnerFormatError, load_runner_dir
+    from curation.qc.validate import catalog_tasks, validate_tasks
+
+    cfg = config()["feeds"]
+    skipped = 0
+    try:
+        if livingscreen is not None:
+            tasks = load_runner_dir(livingscreen)
+            defects = validate_tasks(tasks, ratio_range=(cfg["ratio_min"], cfg["ratio_max"]))
+        else:
+            with open_catalog(read_only=True) as cat:
+                tasks, skipped = catalog_tasks(cat)
+                known = {r[0] for r in cat.con.execute("SELECT video_id FROM videos").fetchall()}
+                durations = dict(cat.con.execute(
+                    "SELECT video_id, duration_s FROM videos WHERE duration_s IS NOT NULL").fetchall())
+                defects = validate_tasks(tasks, known_videos=known, durations=durations,
+                                         ratio_range=(cfg["ratio_min"], cfg["ratio_max"]))
+    except RunnerFormatError as exc:
+        fail(str(exc))
+        return
+    errors = sum(d.severity == "error" for d in defects)
+    if as_json:
+        typer.echo(json.dumps([d.as_dict() for d in defects], ensure_ascii=False, indent=2))
+    else:
+        for defect in defects:
+            typer.echo(defect.line())
+        typer.echo(f"{len(tasks):,} tasks checked: {errors:,} errors, {len(defects) - errors:,} warnings"
+                   + (f" ({skipped:,} needs_fix tasks left to `curate annotate status`)" if skipped else ""))
+    if errors:
+        raise typer.Exit(1)
+
+
 if __name__ == "__main__":
     app()

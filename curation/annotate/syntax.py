@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_OPTION_START = re.compile(r"(?:^|(?<=[\s;；,，。]))([A-H])\s*[:：.、．)]\s*")
+_OPTION_START = re.compile(r"(?:^|(?<=[\s;；,，。？?！!）)」】]))([A-H])\s*[:：.、．)]\s*")
 _CHECK_LINE = re.compile(r"^(\w+)\s+(\d+(?:\s*[,，]\s*\d+)*)(?:\s+(.*))?$")
 _QUOTED = re.compile(r'"([^"]*)"')
 

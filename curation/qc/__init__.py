@@ -1,0 +1,1 @@
+"""Quality control: task validation, the metadata-only shortcut filter."""

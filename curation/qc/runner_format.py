@@ -1,0 +1,66 @@
+"""The public LivingScreen runner's task format: three JSON arrays, one per tier.
+
+Each element: task_id, instruction (question, then the options for label tasks),
+video_feed, keyword_videos / other_videos (L2), eval_type, eval_config.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+RUNNER_FILES = {"L1": "gui_action.json", "L2": "cross_source_understanding.json",
+                "L3": "close_end_application.json"}
+
+
+class RunnerFormatError(ValueError):
+    """A runner directory that cannot be read; the message names the file."""
+
+
+def runner_instruction(question: str, options: dict[str, str] | None) -> str:
+    if not options:
+        return question
+    return question.rstrip() + "\n" + " ".join(f"{k}:{v}" for k, v in sorted(options.items()))
+
+
+def task_to_runner(task: dict[str, Any], feed: dict[str, Any] | None) -> dict[str, Any]:
+    """A catalog task row (and its feed version) in the runner's shape."""
+    options = json.loads(task["options"]) if task.get("options") else None
+    out: dict[str, Any] = {
+        "task_id": task["task_id"],
+        "instruction": runner_instruction(task.get("instruction") or "", options),
+        "video_feed": list(feed["video_feed"]) if feed else [],
+        "eval_type": task.get("eval_type"),
+        "eval_config": json.loads(task["eval_config"]) if task.get("eval_config") else [],
+    }
+    if task.get("eval_type") == "label" and feed:
+        out["keyword_videos"] = list(feed["keyword_videos"])
+        out["other_videos"] = list(feed["other_videos"])
+    return out
+
+
+def load_runner_dir(folder: Path) -> list[dict[str, Any]]:
+    """Tasks of a runner directory, each tagged with the file it came from (`_file`)."""
+    if not folder.is_dir():
+        raise RunnerFormatError(f"{folder} is not a folder")
+    tasks: list[dict[str, Any]] = []
+    found = 0
+    for name in RUNNER_FILES.values():
+        path = folder / name
+        if not path.exists():
+            continue
+        found += 1
+        try:
+            items = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise RunnerFormatError(f"{path}: not valid JSON ({exc})") from None
+        if not isinstance(items, list):
+            raise RunnerFormatError(f"{path}: expected a JSON array of tasks")
+        for index, item in enumerate(items):
+            if not isinstance(item, dict):
+                raise RunnerFormatError(f"{path}[{index}]: a task must be a JSON object")
+            tasks.append({**item, "_file": name})
+    if not found:
+        raise RunnerFormatError(f"{folder} holds none of {', '.join(RUNNER_FILES.values())}")
+    return tasks

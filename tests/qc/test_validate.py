@@ -1,0 +1,105 @@
+import copy
+import json
+import subprocess
+import sys
+
+import pytest
+
+from curation.qc.validate import validate_tasks
+from tests.conftest import ROOT
+
+FEED = [f"FakeSV/{i}" for i in range(8)]
+CLEAN = [
+    {"task_id": "feature_analysis_1", "instruction": "视频里的猫是什么颜色？\nA:白色 B:黑色 C:橘色 D:无法确定",
+     "video_feed": FEED, "keyword_videos": FEED[:3], "other_videos": FEED[3:7], "eval_type": "label",
+     "eval_config": [{"answer": "C"}]},
+    {"task_id": "robust_evaluation_1", "instruction": "作者下一条视频会拍什么？A：美食；B：旅行；C：无法确定",
+     "video_feed": FEED, "keyword_videos": FEED[:4], "other_videos": FEED[4:], "eval_type": "label",
+     "eval_config": [{"answer": "C"}]},
+    {"task_id": "moderation_1", "instruction": "举报传播谣言的视频，并在辟谣视频下评论“已核实”",
+     "video_feed": FEED, "eval_type": "platform",
+     "eval_config": [{"func": "eval_report", "args": {"video_ids": [1, 4], "expected_cat": "不实信息"}},
+                     {"func": "eval_comment", "args": {"video_ids": 2, "comment": "已核实"}}]},
+    {"task_id": "gui_temporal_pause_1", "instruction": "把第三个视频暂停在一半", "video_feed": FEED,
+     "eval_type": "platform",
+     "eval_config": [{"func": "eval_playback", "args": {"video_id": 2, "target_pct": 0.5}},
+                     {"func": "eval_current_video", "args": {"video_id": 2}}]},
+]
+
+
+def test_clean_tasks_raise_nothing():
+    assert validate_tasks(CLEAN, known_videos=set(FEED), durations={v: 30.0 for v in FEED}) == []
+
+
+def _plant(index, change):
+    tasks = copy.deepcopy(CLEAN)
+    change(tasks[index])
+    return tasks
+
+
+PLANTED = [
+    ("duplicate-task-id", 1, lambda t: t.update(task_id="feature_analysis_1")),
+    ("unknown-subcategory", 0, lambda t: t.update(task_id="feature_analysys_1")),
+    ("eval-type-mismatch", 2, lambda t: t.update(task_id="event_association_9")),
+    ("instruction-empty", 3, lambda t: t.update(instruction=" ")),
+    ("options-unparsed", 0, lambda t: t.update(instruction="猫是什么颜色？")),
+    ("answer-not-an-option", 0, lambda t: t.update(eval_config=[{"answer": "E"}])),
+    ("answer-malformed", 0, lambda t: t.update(eval_config=[{"answer": "C"}, {"answer": "D"}])),
+    ("no-cannot-determine-option", 1, lambda t: t.update(instruction="下一条拍什么？A：美食；B：旅行；C：游戏")),
+    ("unknown-func", 2, lambda t: t["eval_config"].append({"func": "eval_share", "args": {"video_ids": 1}})),
+    ("unexpected-arg", 3, lambda t: t["eval_config"][1]["args"].update(target_pct=0.3)),
+    ("missing-arg", 3, lambda t: t["eval_config"][0]["args"].pop("target_pct")),
+    ("position-not-integer", 2, lambda t: t["eval_config"][0]["args"].update(video_ids=["1"])),
+    ("position-outside-feed", 2, lambda t: t["eval_config"][0]["args"].update(video_ids=[1, 8])),
+    ("report-category-unknown", 2, lambda t: t["eval_config"][0]["args"].update(expected_cat="暴力")),
+    ("target-pct-out-of-range", 3, lambda t: t["eval_config"][0]["args"].update(target_pct=50)),
+    ("target-sec-negative", 3, lambda t: t["eval_config"][0].update(args={"video_id": 2, "target_sec": -1})),
+    ("target-sec-beyond-duration", 3, lambda t: t["eval_config"][0].update(args={"video_id": 2, "target_sec": 31})),
+    ("comment-text-missing", 2, lambda t: t["eval_config"][1]["args"].pop("comment")),
+    ("checks-missing", 3, lambda t: t.update(eval_config=[])),
+    ("feed-empty", 3, lambda t: t.update(video_feed=[])),
+    ("feed-too-long", 3, lambda t: t.update(video_feed=[f"FakeSV/{i}" for i in range(21)])),
+    ("feed-duplicate-video", 3, lambda t: t.update(video_feed=FEED + [FEED[0]])),
+    ("feed-unknown-video", 3, lambda t: t.update(video_feed=FEED[:7] + ["KuaiRec/404"])),
+    ("feed-keyword-other-overlap", 0, lambda t: t.update(other_videos=FEED[2:7])),
+    ("feed-list-outside-feed", 0, lambda t: t.update(keyword_videos=FEED[:3] + ["LiveBot/x/y"])),
+]
+
+
+@pytest.mark.parametrize(("code", "index", "change"), PLANTED, ids=[p[0] for p in PLANTED])
+def test_each_planted_error_is_found(code, index, change):
+    defects = validate_tasks(_plant(index, change), known_videos=set(FEED) | {f"FakeSV/{i}" for i in range(21)},
+                             durations={v: 30.0 for v in FEED})
+    errors = [d for d in defects if d.severity == "error"]
+    assert code in {d.code for d in errors}, defects
+    assert {d.task_id for d in errors} <= {CLEAN[index]["task_id"], _plant(index, change)[index]["task_id"]}
+    assert all("\n" not in d.message for d in defects)
+
+
+def test_warnings_ratio_and_near_duplicates():
+    tasks = copy.deepcopy(CLEAN)
+    tasks[0]["other_videos"] = FEED[3:4]  # 1 distractor for 3 keyword videos
+    tasks.append({**copy.deepcopy(CLEAN[3]), "task_id": "gui_temporal_pause_2"})
+    defects = validate_tasks(tasks)
+    assert {(d.task_id, d.severity, d.code) for d in defects} == {
+        ("feature_analysis_1", "warning", "feed-ratio-out-of-range"),
+        ("gui_temporal_pause_2", "warning", "near-duplicate-task")}
+
+
+def test_runner_directory_from_the_command_line(tmp_path):
+    (tmp_path / "cross_source_understanding.json").write_text(json.dumps(CLEAN[:2], ensure_ascii=False), "utf-8")
+    bad = copy.deepcopy(CLEAN[2:])
+    bad[0]["eval_config"][0]["args"]["expected_cat"] = "暴力"
+    (tmp_path / "close_end_application.json").write_text(json.dumps(bad, ensure_ascii=False), "utf-8")
+    run = [sys.executable, "-m", "curation.cli", "qc", "validate", "--livingscreen", str(tmp_path)]
+    out = subprocess.run(run, cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 1
+    assert "moderation_1\terror\treport-category-unknown\t" in out.stdout
+    assert "4 tasks checked: 1 errors, 0 warnings" in out.stdout
+    as_json = json.loads(subprocess.run(run + ["--json"], cwd=ROOT, capture_output=True, text=True).stdout)
+    assert [d["code"] for d in as_json] == ["report-category-unknown"]
+    (tmp_path / "close_end_application.json").write_text(json.dumps(CLEAN[2:], ensure_ascii=False), "utf-8")
+    assert subprocess.run(run, cwd=ROOT, capture_output=True, text=True).returncode == 0
+    (tmp_path / "gui_action.json").write_text("{broken", "utf-8")
+    out = subprocess.run(run, cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 2 and "gui_action.json: not valid JSON" in out.stderr
