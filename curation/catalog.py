@@ -108,6 +108,16 @@ MIGRATIONS: list[str] = [
         run_id VARCHAR, created_at TIMESTAMP
     );
     """,
+    """
+    CREATE TABLE llm_calls (
+        endpoint VARCHAR, model VARCHAR, prompt_sha256 VARCHAR, sample INTEGER,
+        temperature DOUBLE, response VARCHAR, run_id VARCHAR, created_at TIMESTAMP
+    );
+    CREATE TABLE shortcut_verdicts (
+        task_id VARCHAR, task_version INTEGER, verdict VARCHAR, rule VARCHAR,
+        answers JSON, run_id VARCHAR, created_at TIMESTAMP
+    );
+    """,
 ]
 
 

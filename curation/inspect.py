@@ -38,8 +38,28 @@ def status_report(cat: Catalog) -> Group:
     return Group(sources, rejects, runs)
 
 
+def explain_task(cat: Catalog, task_id: str) -> list[str]:
+    tasks = cat.rows("SELECT * FROM tasks WHERE task_id = ? ORDER BY version", [task_id])
+    if not tasks:
+        return []
+    task = tasks[-1]
+    lines = [f"task {task_id} (version {task['version']} of {len(tasks)}, {task['status']})"]
+    for key in ("author", "feed_id", "feed_version", "tier", "subcategory", "instruction", "options",
+                "eval_config", "reasons"):
+        lines.append(f"  {key}: {task[key]}")
+    for verdict in cat.rows("SELECT * FROM shortcut_verdicts WHERE task_id = ? ORDER BY task_version",
+                            [task_id]):
+        lines.append(f"shortcut filter, version {verdict['task_version']}: {verdict['verdict']} "
+                     f"({verdict['rule']} rule, run {verdict['run_id']})")
+        for answer in json.loads(verdict["answers"]):
+            raw = (answer.get("raw") or "").replace("\n", " ")[:80]
+            lines.append(f"  {answer['inspector']} #{answer['sample']}: {answer['parsed']} "
+                         f"({'correct' if answer['correct'] else 'not correct'}) {raw!r}")
+    return lines
+
+
 def explain_record(cat: Catalog, record_id: str) -> str | None:
-    lines: list[str] = []
+    lines: list[str] = explain_task(cat, record_id)
     videos = cat.rows("SELECT * FROM videos WHERE video_id = ?", [record_id])
     if videos:
         video = videos[0]

@@ -10,36 +10,17 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import subprocess
-import time
-import urllib.request
 from pathlib import Path
 
 from curation.config import PROJECT_ROOT
+from curation.services import wait_http
 
 LS_BIN = PROJECT_ROOT / ".venv-ls" / "bin" / "label-studio"
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def wait_ready(url: str, timeout_s: float = 180, proc: subprocess.Popen | None = None) -> None:
-    deadline = time.time() + timeout_s
-    while time.time() < deadline:
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"Label Studio exited with code {proc.returncode} before it was ready")
-        try:
-            with urllib.request.urlopen(f"{url}/health", timeout=5) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            pass
-        time.sleep(1)
-    raise TimeoutError(f"Label Studio at {url} not ready after {timeout_s:.0f} s")
+    wait_http(f"{url}/health", "Label Studio", timeout_s, proc, interval_s=1.0)
 
 
 def start_server(data_dir: Path, port: int, username: str, password: str, token: str,

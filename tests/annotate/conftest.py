@@ -8,7 +8,8 @@ import signal
 
 import pytest
 
-from curation.annotate.server import free_port, start_server, wait_ready
+from curation.annotate.server import start_server, wait_ready
+from curation.services import free_port
 
 ADMIN = "admin@livingscreen.local"
 PASSWORD = "Admin-" + secrets.token_hex(8)

@@ -1,0 +1,109 @@
+"""Shortcut-filter throughput against an endpoint with a fixed artificial latency.
+
+A small OpenAI-compatible server inside this script answers every chat completion
+after `--latency` seconds. Our filter runs N tasks at concurrency C; the ideal is
+ceil(N / C) x latency. Prints both and the ratio ideal/ours (goal >= 0.9), then
+re-runs and prints how many requests the server received (goal: 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from curation.catalog import Catalog, now  # noqa: E402
+from curation.config import load_config  # noqa: E402
+from curation.feeds import Feed, insert_feeds  # noqa: E402
+from curation.ingest import ingest_path  # noqa: E402
+
+
+def serve(latency: float) -> tuple[ThreadingHTTPServer, dict[str, int]]:
+    seen = {"requests": 0}
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as vLLM, Ollama or llama.cpp servers do
+
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            seen["requests"] += 1
+            time.sleep(latency)
+            body = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "slow",
+                               "choices": [{"index": 0, "finish_reason": "stop",
+                                            "message": {"role": "assistant", "content": "A"}}],
+                               "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    ThreadingHTTPServer.daemon_threads = True
+    ThreadingHTTPServer.request_queue_size = 256
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, seen
+
+
+def plant(cat: Catalog, n: int) -> None:
+    videos = [r[0] for r in cat.con.execute("SELECT video_id FROM videos ORDER BY video_id LIMIT 600").fetchall()]
+    feeds = []
+    for i in range(n):
+        chosen = videos[(i * 9) % 590:(i * 9) % 590 + 9]
+        feeds.append(Feed(f"feed-0-{i:04d}", 1, 0, "bench", chosen[:3], chosen[3:], chosen, 2.0, 0, "bench"))
+    insert_feeds(cat, feeds)
+    for i in range(n):
+        cat.con.execute(f"INSERT INTO tasks VALUES ({', '.join('?' * 23)})", [
+            f"feature_analysis_{i + 1}", 1, "bench", f"feed-0-{i:04d}", 1, 1, "L2", "feature_analysis", "label",
+            f"问题 {i}", json.dumps({"A": "甲", "B": "乙", "C": "丙"}), json.dumps([{"answer": "B"}]), None, "ok",
+            None, None, None, None, "sha", 1.0, now(), "bench", now()])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--tasks", type=int, default=320)
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--latency", type=float, default=0.2)
+    args = parser.parse_args()
+    import openai  # noqa: F401  (imported before the clock starts, as in a warm process)
+
+    from curation.qc.shortcut import run_shortcut
+
+    server, seen = serve(args.latency)
+    with tempfile.TemporaryDirectory() as tmp, Catalog(Path(tmp) / "c.duckdb") as cat:
+        ingest_path(cat, "fakesv", ROOT / "raw/FakeSV/data.json")
+        plant(cat, args.tasks)
+        config = dict(load_config()["qc"]["shortcut"]) | {"concurrency": args.concurrency, "inspectors": [
+            {"name": "slow", "kind": "openai", "base_url": f"http://127.0.0.1:{server.server_address[1]}/v1",
+             "model": "slow", "temperature": 0.0, "samples": 1}]}
+        t0 = time.perf_counter()
+        counts = run_shortcut(cat, config)
+        ours = time.perf_counter() - t0
+        assert counts["failed"] == 0 and counts["tasks"] == args.tasks, counts
+        ideal = math.ceil(args.tasks / args.concurrency) * args.latency
+        print(f"{args.tasks} tasks, concurrency {args.concurrency}, latency {args.latency:.2f} s")
+        print(f"ideal (ceil(N/C) x latency): {ideal:6.2f} s")
+        print(f"curate qc shortcut:          {ours:6.2f} s   ({seen['requests']} requests)")
+        print(f"ratio ideal/ours: {ideal / ours:.3f}x  (goal >= 0.9x)")
+        before = seen["requests"]
+        t0 = time.perf_counter()
+        again = run_shortcut(cat, config)
+        print(f"re-run: {seen['requests'] - before} requests reached the server (goal 0), "
+              f"{again['requests']} sent, {time.perf_counter() - t0:.2f} s")
+    server.shutdown()
+
+
+if __name__ == "__main__":
+    main()

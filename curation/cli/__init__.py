@@ -1,0 +1,6 @@
+"""`curate <stage>`: a thin command line over the stage modules, one file per command group."""
+
+from curation.cli import annotate, corpus, feeds, media, qc  # noqa: F401  (registers the commands)
+from curation.cli.base import app
+
+__all__ = ["app"]

@@ -1,0 +1,3 @@
+from curation.cli import app
+
+app()

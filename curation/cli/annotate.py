@@ -1,0 +1,72 @@
+"""`curate annotate ...`: Label Studio export, import, status."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from curation.cli.base import app, config, fail, open_catalog
+
+annotate_app = typer.Typer(no_args_is_help=True, help="Authoring projects in Label Studio.")
+app.add_typer(annotate_app, name="annotate")
+
+
+@annotate_app.command("export")
+def annotate_export(
+    annotators: Annotated[str, typer.Option(help="Comma-separated annotator names (or emails).")],
+    feed: Annotated[list[str] | None, typer.Option(help="Only these feed ids (repeatable).")] = None,
+) -> None:
+    """One authoring project per annotator; each feed version is sent once."""
+    from curation.annotate.client import AnnotationError
+    from curation.annotate.export import run_export
+
+    try:
+        with open_catalog() as cat:
+            counts = run_export(cat, annotators.split(","), Path(config()["media"]["output_dir"]), feed)
+    except AnnotationError as exc:
+        fail(str(exc))
+        return
+    typer.echo(f"{counts['feeds']:,} feeds: {counts['exported']:,} exported, "
+               f"{counts['already_exported']:,} already in Label Studio; "
+               f"{counts['accounts_created']} annotator accounts created")
+
+
+@annotate_app.command("import")
+def annotate_import() -> None:
+    """Annotations back as versioned tasks; problems are kept as needs_fix with reasons."""
+    from curation.annotate.client import AnnotationError
+    from curation.annotate.importer import run_import
+
+    try:
+        with open_catalog() as cat:
+            counts = run_import(cat, config()["feeds"])
+    except AnnotationError as exc:
+        fail(str(exc))
+        return
+    typer.echo(f"{counts['annotations']:,} annotations: {counts['new']:,} new tasks, "
+               f"{counts['new_versions']:,} new versions, {counts['unchanged']:,} unchanged, "
+               f"{counts['skipped_by_annotator']:,} skipped by the annotator; "
+               f"{counts['needs_fix']:,} need a fix (curate annotate status)")
+
+
+@annotate_app.command("status")
+def annotate_status() -> None:
+    """Tasks by status, and every task that needs a fix with its reasons."""
+    with open_catalog(read_only=True) as cat:
+        latest = cat.rows("SELECT * FROM tasks QUALIFY version = max(version) OVER (PARTITION BY task_id) "
+                          "ORDER BY task_id")
+    by_status: dict[str, int] = {}
+    for task in latest:
+        by_status[task["status"]] = by_status.get(task["status"], 0) + 1
+    typer.echo(f"{len(latest):,} tasks: " + ", ".join(f"{n:,} {s}" for s, n in sorted(by_status.items())))
+    for task in latest:
+        if task["status"] == "needs_fix":
+            typer.echo(f"{task['task_id']} v{task['version']} ({task['author']}, {task['feed_id']}, "
+                       f"Label Studio task {task['ls_task_id']}):")
+            for reason in json.loads(task["reasons"] or "[]"):
+                typer.echo(f"  - {reason}")
+
+

@@ -1,0 +1,81 @@
+"""`curate qc ...`: validation and the shortcut filter."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from curation.cli.base import app, config, fail, open_catalog
+
+qc_app = typer.Typer(no_args_is_help=True, help="Quality control of tasks.")
+app.add_typer(qc_app, name="qc")
+
+
+@qc_app.command("validate")
+def qc_validate(
+    livingscreen: Annotated[Path | None, typer.Option(
+        help="Check a runner directory (gui_action.json, ...) instead of the catalog.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Defects as a JSON array.")] = False,
+) -> None:
+    """Structural checks; exit status 1 when any error is found."""
+    from curation.qc.runner_format import RunnerFormatError, load_runner_dir
+    from curation.qc.validate import catalog_tasks, validate_tasks
+
+    cfg = config()["feeds"]
+    skipped = 0
+    try:
+        if livingscreen is not None:
+            tasks = load_runner_dir(livingscreen)
+            defects = validate_tasks(tasks, ratio_range=(cfg["ratio_min"], cfg["ratio_max"]))
+        else:
+            with open_catalog(read_only=True) as cat:
+                tasks, skipped = catalog_tasks(cat)
+                known = {r[0] for r in cat.con.execute("SELECT video_id FROM videos").fetchall()}
+                durations = dict(cat.con.execute(
+                    "SELECT video_id, duration_s FROM videos WHERE duration_s IS NOT NULL").fetchall())
+                defects = validate_tasks(tasks, known_videos=known, durations=durations,
+                                         ratio_range=(cfg["ratio_min"], cfg["ratio_max"]))
+    except RunnerFormatError as exc:
+        fail(str(exc))
+        return
+    errors = sum(d.severity == "error" for d in defects)
+    if as_json:
+        typer.echo(json.dumps([d.as_dict() for d in defects], ensure_ascii=False, indent=2))
+    else:
+        for defect in defects:
+            typer.echo(defect.line())
+        typer.echo(f"{len(tasks):,} tasks checked: {errors:,} errors, {len(defects) - errors:,} warnings"
+                   + (f" ({skipped:,} needs_fix tasks left to `curate annotate status`)" if skipped else ""))
+    if errors:
+        raise typer.Exit(1)
+
+
+@qc_app.command("shortcut")
+def qc_shortcut(report: Annotated[bool, typer.Option(help="Write the HTML report.")] = True) -> None:
+    """Show each task's metadata-only view to the inspectors; discard what they solve."""
+    from curation.qc.shortcut import run_shortcut
+    from curation.qc.shortcut_report import PAPER_RETENTION, write_report
+
+    cfg = config()["qc"]["shortcut"]
+    try:
+        with open_catalog() as cat:
+            counts = run_shortcut(cat, cfg)
+            path = write_report(cat, Path(cfg["report"]), cfg["rule"],
+                                bool(cfg.get("robust_cannot_determine_discards"))) if report else None
+    except ValueError as exc:
+        fail(str(exc))
+        return
+    judged = counts["passed"] + counts["discarded"]
+    typer.echo(f"{counts['tasks']:,} tasks: {counts['passed']:,} passed, {counts['discarded']:,} discarded"
+               f" (retention {counts['passed'] / max(judged, 1):.1%}; the paper kept {PAPER_RETENTION:.1%}), "
+               f"{counts['undecided']:,} undecided; {counts['requests']:,} model requests sent, "
+               f"{counts['failed']:,} failed")
+    if path:
+        typer.echo(f"  report: {path}")
+    if counts["undecided"]:
+        raise typer.Exit(1)
+
+

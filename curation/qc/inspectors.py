@@ -1,0 +1,131 @@
+"""Inspectors: who tries to solve a task from metadata alone.
+
+`LexicalInspector` needs no model: it picks the option whose text shares the most
+character n-grams with the metadata, when the margin is clear. `OpenAIInspector`
+asks any OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp, DeepSeek, ...), with
+bounded concurrency and retries; its key comes from the environment only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from curation.qc.prompts import CANNOT_ANSWER
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def ngrams(text: str, n: int = 2) -> set[str]:
+    text = re.sub(r"\s+", "", text.lower())
+    return {text[i:i + n] for i in range(max(len(text) - n + 1, 0))} if len(text) >= n else ({text} if text else set())
+
+
+@dataclass
+class LexicalInspector:
+    name: str = "lexical"
+    margin: float = 0.2
+    minimum: float = 0.34
+    samples: int = 1
+    temperature: float = 0.0
+    endpoint: str = "builtin"
+    model: str = "lexical-2gram"
+
+    def answer_label(self, metadata: str, options: dict[str, str], skip: set[str]) -> str:
+        """An option letter when one option's n-grams clearly overlap the metadata most."""
+        meta = ngrams(metadata)
+        scores = []
+        for letter, text in sorted(options.items()):
+            grams = ngrams(text)
+            if letter in skip or not grams:
+                continue
+            scores.append((len(grams & meta) / len(grams), letter))
+        scores.sort(reverse=True)
+        if not scores or scores[0][0] < self.minimum:
+            return CANNOT_ANSWER
+        if len(scores) > 1 and scores[0][0] - scores[1][0] < self.margin:
+            return CANNOT_ANSWER
+        return scores[0][1]
+
+
+class RetryableError(RuntimeError):
+    pass
+
+
+@dataclass
+class OpenAIInspector:
+    name: str
+    base_url: str
+    model: str
+    api_key_env: str | None = None
+    temperature: float = 0.0
+    samples: int = 1
+    max_tokens: int = 64
+    timeout_s: float = 60.0
+    max_retries: int = 5
+    backoff_s: float = 0.5
+
+    @property
+    def endpoint(self) -> str:
+        return self.base_url.rstrip("/")
+
+    def client(self) -> Any:
+        from openai import AsyncOpenAI
+
+        key = os.environ.get(self.api_key_env, "") if self.api_key_env else ""
+        return AsyncOpenAI(base_url=self.endpoint, api_key=key or "not-needed", max_retries=0,
+                           timeout=self.timeout_s)
+
+    async def complete(self, client: Any, prompt: str, sample: int) -> str:
+        """One completion, retried with jittered exponential backoff on 429, 5xx, timeouts
+        and dropped connections; other errors are raised at once."""
+        import openai
+
+        for attempt in range(self.max_retries + 1):
+            try:
+                response = await client.chat.completions.create(
+                    model=self.model, messages=[{"role": "user", "content": prompt}],
+                    temperature=self.temperature, max_tokens=self.max_tokens,
+                    seed=sample if self.temperature > 0 else None)
+                return response.choices[0].message.content or ""
+            except (openai.RateLimitError, openai.APITimeoutError, openai.APIConnectionError,
+                    openai.InternalServerError) as exc:
+                if attempt == self.max_retries:
+                    raise RetryableError(f"{self.name}: gave up after {attempt + 1} tries "
+                                         f"({type(exc).__name__})") from None
+            except openai.APIStatusError as exc:
+                if exc.status_code < 500 and exc.status_code != 429:
+                    raise
+                if attempt == self.max_retries:
+                    raise RetryableError(f"{self.name}: HTTP {exc.status_code} after {attempt + 1} tries") from None
+            await asyncio.sleep(self.backoff_s * (2 ** attempt) * (0.5 + random.random()))
+        raise AssertionError("unreachable")
+
+
+def make_inspectors(specs: list[dict[str, Any]]) -> list[LexicalInspector | OpenAIInspector]:
+    out: list[LexicalInspector | OpenAIInspector] = []
+    for spec in specs:
+        kind = spec.get("kind", "openai")
+        if kind == "lexical":
+            out.append(LexicalInspector(name=spec.get("name", "lexical"),
+                                        margin=float(spec.get("margin", 0.2)),
+                                        minimum=float(spec.get("minimum", 0.34))))
+        elif kind == "openai":
+            for key in ("name", "base_url", "model"):
+                if not spec.get(key):
+                    raise ValueError(f"inspector {spec.get('name', '?')}: {key} is required")
+            out.append(OpenAIInspector(
+                name=spec["name"], base_url=spec["base_url"], model=spec["model"],
+                api_key_env=spec.get("api_key_env"), temperature=float(spec.get("temperature", 0.0)),
+                samples=int(spec.get("samples", 1)), max_tokens=int(spec.get("max_tokens", 64)),
+                timeout_s=float(spec.get("timeout_s", 60)), max_retries=int(spec.get("max_retries", 5)),
+                backoff_s=float(spec.get("backoff_s", 0.5))))
+        else:
+            raise ValueError(f"inspector kind {kind!r}: lexical or openai")
+    if not out:
+        raise ValueError("no inspectors configured in [[qc.shortcut.inspectors]]")
+    return out

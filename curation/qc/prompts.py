@@ -1,0 +1,102 @@
+"""The degraded view of a feed and the shortcut-filter prompts built from it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from curation.config import PROJECT_ROOT
+
+PROMPT_DIR = PROJECT_ROOT / "qc" / "prompts"
+CANNOT_ANSWER = "cannot_answer"
+UNPARSED = "unparsed"
+_CANNOT = re.compile(r"无法回答|不能回答|无法确定|cannot\s+(?:be\s+)?answer", re.IGNORECASE)
+
+
+@cache
+def template(kind: str, language: str) -> str:
+    return (PROMPT_DIR / f"shortcut_{kind}_{language}.txt").read_text(encoding="utf-8")
+
+
+def degraded_view(videos: list[dict[str, Any]], language: str) -> str:
+    """Title, hashtags and author bio of each video in feed order; nothing else."""
+    labels = {"zh": ("视频", "标题", "话题", "作者简介"), "en": ("Video", "Title", "Hashtags", "Author bio")}
+    video, title, tags, bio = labels[language]
+    lines = []
+    for n, v in enumerate(videos, start=1):
+        hashtags = " ".join(f"#{t}" for t in v.get("hashtags") or []) or "-"
+        lines.append(f"{video} {n}: {title}: {v.get('title') or '-'} | {tags}: {hashtags} | "
+                     f"{bio}: {v.get('author_bio') or '-'}")
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Prompt:
+    kind: str  # "label" | "platform"
+    text: str
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+
+def build_prompt(kind: str, language: str, videos: list[dict[str, Any]], question: str,
+                 options: dict[str, str] | None) -> Prompt:
+    option_lines = "\n".join(f"{k}: {v}" for k, v in sorted((options or {}).items()))
+    text = template(kind, language).format(metadata=degraded_view(videos, language), question=question,
+                                           options=option_lines)
+    return Prompt(kind, text)
+
+
+def parse_label_answer(text: str | None, letters: list[str]) -> str:
+    """A letter among `letters`, `cannot_answer`, or `unparsed`."""
+    if not text:
+        return UNPARSED
+    cleaned = text.strip()
+    if _CANNOT.search(cleaned):
+        return CANNOT_ANSWER
+    found = re.findall(r"(?<![A-Za-z])([A-H])(?![A-Za-z])", cleaned)
+    choices = [f for f in found if f in letters]
+    return choices[0] if choices and len(set(choices)) == 1 else UNPARSED
+
+
+def parse_platform_answer(text: str | None) -> dict[str, Any] | str:
+    """{"like": {..}, "collect": {..}, "report": {(pos, cat), ..}} with 0-based positions."""
+    if not text:
+        return UNPARSED
+    if _CANNOT.search(text) and "{" not in text:
+        return CANNOT_ANSWER
+    match = re.search(r"\{.*\}", text, re.DOTALL)
+    if not match:
+        return UNPARSED
+    try:
+        data = json.loads(match.group(0))
+        return {
+            "like": sorted({int(p) - 1 for p in data.get("like") or []}),
+            "collect": sorted({int(p) - 1 for p in data.get("collect") or []}),
+            "report": sorted({(int(r["video"]) - 1, str(r.get("category") or ""))
+                              for r in data.get("report") or []}),
+        }
+    except (ValueError, TypeError, KeyError, AttributeError, json.JSONDecodeError):
+        return UNPARSED
+
+
+def platform_truth(eval_config: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The like / collect / report part of a task's checks, in the shape parsed above."""
+    truth: dict[str, Any] = {"like": set(), "collect": set(), "report": set()}
+    relevant = False
+    for check in eval_config:
+        args = check.get("args") or {}
+        ids = args.get("video_ids")
+        ids = ids if isinstance(ids, list) else [ids]
+        key = {"eval_like": "like", "eval_collect": "collect", "eval_report": "report"}.get(check.get("func"))
+        if key is None:
+            continue
+        relevant = True
+        for pos in ids:
+            truth[key].add((pos, args.get("expected_cat") or "") if key == "report" else pos)
+    return {k: sorted(v) for k, v in truth.items()} if relevant else None

@@ -1,0 +1,208 @@
+"""`curate qc shortcut`: discard tasks that metadata alone can solve.
+
+Each task is shown to every configured inspector as the degraded view of its feed
+(titles, hashtags, author bios), `samples` times each. Model calls are cached in the
+catalog by (endpoint, model, prompt sha256, sample, temperature), written as they
+complete: a re-run sends nothing, a killed run resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from curation.annotate.taxonomy import load_taxonomy
+from curation.catalog import Catalog, now
+from curation.progress import note
+from curation.qc.inspectors import LexicalInspector, OpenAIInspector, RetryableError, make_inspectors
+from curation.qc.prompts import (
+    CANNOT_ANSWER,
+    UNPARSED,
+    Prompt,
+    build_prompt,
+    degraded_view,
+    parse_label_answer,
+    parse_platform_answer,
+    platform_truth,
+)
+
+
+@dataclass
+class TaskView:
+    task_id: str
+    version: int
+    tier: str
+    subcategory: str
+    eval_type: str
+    question: str
+    options: dict[str, str]
+    eval_config: list[dict[str, Any]]
+    videos: list[dict[str, Any]]
+    prompt: Prompt | None = None
+    answers: list[dict[str, Any]] = field(default_factory=list)
+
+
+def load_views(catalog: Catalog, language: str, platform_tiers: list[str]) -> list[TaskView]:
+    rows = catalog.rows("""
+        SELECT t.*, f.video_feed FROM tasks t
+        JOIN feeds f ON f.feed_id = t.feed_id AND f.version = t.feed_version
+        QUALIFY t.version = max(t.version) OVER (PARTITION BY t.task_id) ORDER BY t.task_id""")
+    rows = [r for r in rows if r["status"] == "ok"
+            and not (r["eval_type"] == "platform" and r["tier"] not in platform_tiers)]
+    meta = {v["video_id"]: v for v in catalog.rows("""
+        SELECT video_id, title, hashtags, author_bio FROM videos WHERE video_id IN (
+            SELECT unnest(f.video_feed) FROM tasks t
+            JOIN feeds f ON f.feed_id = t.feed_id AND f.version = t.feed_version)""")}
+    views = []
+    for row in rows:
+        view = TaskView(row["task_id"], row["version"], row["tier"], row["subcategory"], row["eval_type"],
+                        row["instruction"] or "", json.loads(row["options"]) if row["options"] else {},
+                        json.loads(row["eval_config"]) if row["eval_config"] else [],
+                        [meta.get(v, {"video_id": v}) for v in row["video_feed"]])
+        view.prompt = build_prompt(row["eval_type"], language, view.videos, view.question, view.options)
+        views.append(view)
+    return views
+
+
+def _cache_key(inspector: OpenAIInspector, prompt: Prompt, sample: int) -> tuple[str, str, str, int, float]:
+    return (inspector.endpoint, inspector.model, prompt.sha256, sample, inspector.temperature)
+
+
+async def _ask_all(catalog: Catalog, run_id: str, jobs: list[tuple[OpenAIInspector, Prompt, int]],
+                   concurrency: int) -> dict[str, int]:
+    semaphore = asyncio.Semaphore(concurrency)
+    inspectors = {i.name: i for i, _, _ in jobs}
+    clients = {name: inspector.client() for name, inspector in inspectors.items()}
+    stats = {"requests": 0, "failed": 0}
+
+    async def one(inspector: OpenAIInspector, prompt: Prompt, sample: int) -> tuple[Any, ...]:
+        async with semaphore:
+            stats["requests"] += 1
+            try:
+                text = await inspector.complete(clients[inspector.name], prompt.text, sample)
+            except RetryableError as exc:
+                return inspector, prompt, sample, None, str(exc)
+            except Exception as exc:  # a 4xx or a protocol error: the task is left undecided
+                return inspector, prompt, sample, None, f"{type(exc).__name__}: {str(exc)[:200]}"
+            return inspector, prompt, sample, text, None
+
+    # Answers are written in small batches as they arrive (not one commit per answer,
+    # which would stall the event loop): a killed run loses at most one batch.
+    pending: list[list[Any]] = []
+
+    def flush() -> None:
+        if pending:
+            columns = ("endpoint", "model", "prompt_sha256", "sample", "temperature", "response", "run_id",
+                       "created_at")
+            table = pa.table({c: [row[i] for row in pending] for i, c in enumerate(columns)})
+            catalog.con.register("answered", table)
+            catalog.con.execute("INSERT INTO llm_calls SELECT * FROM answered")
+            catalog.con.unregister("answered")
+            pending.clear()
+
+    last_flush = time.monotonic()
+    for done in asyncio.as_completed([one(*job) for job in jobs]):
+        inspector, prompt, sample, text, error = await done
+        if error is not None:
+            stats["failed"] += 1
+            note(f"shortcut: {error}")
+            continue
+        pending.append([*_cache_key(inspector, prompt, sample), text, run_id, now()])
+        if len(pending) >= 64 or time.monotonic() - last_flush > 1.0:
+            flush()
+            last_flush = time.monotonic()
+    flush()
+    for client in clients.values():
+        await client.close()
+    return stats
+
+
+def _correct(view: TaskView, parsed: Any, robust_discards: bool) -> bool:
+    if parsed in (UNPARSED, CANNOT_ANSWER):
+        return False
+    if view.eval_type == "label":
+        truth = view.eval_config[0]["answer"] if view.eval_config else None
+        sub = load_taxonomy().subcategories.get(view.subcategory)
+        if sub and sub.requires_cannot_determine and not robust_discards:
+            return False  # "cannot be determined" is also what knowing nothing looks like
+        return parsed == truth
+    return parsed == platform_truth(view.eval_config)
+
+
+def decide(view: TaskView, rule: str, max_correct: int) -> str:
+    if rule == "paper":
+        first = view.answers[0]
+        return "shortcut_discarded" if first["correct"] else "shortcut_passed"
+    if rule == "mmstar":
+        solved = sum(a["correct"] for a in view.answers)
+        return "shortcut_passed" if solved <= max_correct else "shortcut_discarded"
+    raise ValueError(f"unknown decision rule {rule!r}: paper or mmstar")
+
+
+def run_shortcut(catalog: Catalog, config: dict[str, Any]) -> dict[str, Any]:
+    inspectors = make_inspectors(config.get("inspectors") or [])
+    language = config.get("language", "zh")
+    rule, max_correct = config.get("rule", "paper"), int(config.get("max_correct", 0))
+    robust_discards = bool(config.get("robust_cannot_determine_discards", False))
+    views = load_views(catalog, language, list(config.get("platform_tiers", ["L3"])))
+    params = {k: v for k, v in config.items() if k != "inspectors"} | {
+        "inspectors": [{"name": i.name, "endpoint": i.endpoint, "model": i.model,
+                        "temperature": i.temperature, "samples": i.samples} for i in inspectors]}
+    run = catalog.start_run("qc-shortcut", params)
+    cached = {k[:5]: k[5] for k in catalog.con.execute(
+        "SELECT endpoint, model, prompt_sha256, sample, temperature, response FROM llm_calls").fetchall()}
+    jobs = [(i, v.prompt, s) for v in views for i in inspectors if isinstance(i, OpenAIInspector)
+            for s in range(i.samples) if v.prompt and _cache_key(i, v.prompt, s) not in cached]
+    stats = asyncio.run(_ask_all(catalog, run.run_id, jobs, int(config.get("concurrency", 8)))) if jobs else \
+        {"requests": 0, "failed": 0}
+    cached = {k[:5]: k[5] for k in catalog.con.execute(
+        "SELECT endpoint, model, prompt_sha256, sample, temperature, response FROM llm_calls").fetchall()}
+    counts = {"tasks": len(views), "passed": 0, "discarded": 0, "undecided": 0, **stats}
+    verdicts: list[tuple[str, int, str, str]] = []
+    with catalog.transaction():
+        for view in views:
+            assert view.prompt is not None
+            undecided = False
+            for inspector in inspectors:
+                for sample in range(inspector.samples):
+                    if isinstance(inspector, LexicalInspector):
+                        if view.eval_type != "label":
+                            raw, parsed = None, CANNOT_ANSWER
+                        else:
+                            cd = {k for k, t in view.options.items()
+                                  if load_taxonomy().cannot_determine.search(t)}
+                            raw = parsed = inspector.answer_label(degraded_view(view.videos, language),
+                                                                  view.options, cd)
+                    else:
+                        raw = cached.get(_cache_key(inspector, view.prompt, sample))
+                        if raw is None:
+                            undecided = True
+                            continue
+                        parsed = (parse_label_answer(raw, sorted(view.options)) if view.eval_type == "label"
+                                  else parse_platform_answer(raw))
+                    view.answers.append({"inspector": inspector.name, "sample": sample, "raw": raw,
+                                         "parsed": parsed if isinstance(parsed, str) else json.dumps(parsed),
+                                         "correct": _correct(view, parsed, robust_discards)})
+            if undecided:
+                counts["undecided"] += 1
+                continue
+            verdict = decide(view, rule, max_correct)
+            counts["passed" if verdict == "shortcut_passed" else "discarded"] += 1
+            verdicts.append((view.task_id, view.version, verdict, json.dumps(view.answers, ensure_ascii=False)))
+        table = pa.table({"task_id": [v[0] for v in verdicts],
+                          "task_version": pa.array([v[1] for v in verdicts], pa.int32()),
+                          "verdict": [v[2] for v in verdicts], "answers": [v[3] for v in verdicts]})
+        catalog.con.register("verdicts", table)
+        catalog.con.execute("DELETE FROM shortcut_verdicts s USING verdicts v "
+                            "WHERE s.task_id = v.task_id AND s.task_version = v.task_version")
+        catalog.con.execute("INSERT INTO shortcut_verdicts SELECT task_id, task_version, verdict, ?, answers, ?, ? "
+                            "FROM verdicts", [rule, run.run_id, now()])
+        catalog.con.unregister("verdicts")
+        run.counts = counts
+        catalog.finish_run(run)
+    return counts

@@ -1,0 +1,31 @@
+"""Local helper servers (Label Studio, the LLM): free ports and readiness polling."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import time
+import urllib.request
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_http(url: str, name: str, timeout_s: float, proc: subprocess.Popen | None = None,
+              interval_s: float = 0.5) -> None:
+    """Poll `url` until it answers 200; fail early when `proc` has exited."""
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"{name} exited with code {proc.returncode} before it was ready")
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(interval_s)
+    raise TimeoutError(f"{name} at {url} not ready after {timeout_s:.0f} s")

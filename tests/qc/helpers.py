@@ -1,0 +1,30 @@
+"""Tasks planted in a clustered test catalog, as the annotation import would store them."""
+
+from __future__ import annotations
+
+import json
+
+from curation.catalog import Catalog, now
+from curation.config import load_config
+from curation.feeds import load_feed, run_build
+
+
+def plant_task(cat: Catalog, task_id: str, feed_id: str, *, tier: str, subcategory: str, eval_type: str,
+               instruction: str, options: dict[str, str] | None, eval_config: list, status: str = "ok") -> None:
+    feed = load_feed(cat, feed_id)
+    cat.con.execute(f"INSERT INTO tasks VALUES ({', '.join('?' * 23)})", [
+        task_id, 1, "alice", feed_id, feed.version, feed.version, tier, subcategory, eval_type, instruction,
+        json.dumps(options, ensure_ascii=False) if options else None, json.dumps(eval_config, ensure_ascii=False),
+        None, status, None, None, None, None, "sha", 10.0, now(), "test", now()])
+
+
+def planted_catalog(cat: Catalog, n_feeds: int = 6, seed: int = 41) -> list[str]:
+    """Feeds with known titles; returns the feed ids."""
+    run_build(cat, load_config()["feeds"], n_feeds, seed=seed)
+    ids = [f"feed-{seed}-{i:04d}" for i in range(n_feeds)]
+    for feed_id in ids:
+        feed = load_feed(cat, feed_id)
+        for position, video in enumerate(feed.video_feed):
+            cat.con.execute("UPDATE videos SET title = ?, hashtags = NULL, author_bio = NULL WHERE video_id = ?",
+                            [f"普通的日常视频{position}", video])
+    return ids

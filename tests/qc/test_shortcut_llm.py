@@ -1,0 +1,129 @@
+"""The shortcut filter against a real local LLM (SmolLM2 behind llama-cpp-python's server)."""
+
+import json
+import os
+import signal
+import threading
+import time
+import urllib.error
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from curation.config import load_config
+from curation.qc.llm_server import MODEL_ALIAS, start_llm, wait_llm
+from curation.qc.prompts import CANNOT_ANSWER, UNPARSED
+from curation.qc.shortcut import run_shortcut
+from curation.services import free_port
+from tests.qc.helpers import plant_task, planted_catalog
+
+
+class CountingProxy:
+    """Forwards to the LLM server and counts the requests that reach it (502 when it is down)."""
+
+    def __init__(self, upstream: int) -> None:
+        self.upstream, self.count = upstream, 0
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                proxy.count += 1
+                request = urllib.request.Request(f"http://127.0.0.1:{proxy.upstream}{self.path}", data=body,
+                                                 headers={"Content-Type": "application/json"})
+                try:
+                    with urllib.request.urlopen(request, timeout=60) as response:
+                        status, data = response.status, response.read()
+                except urllib.error.HTTPError as exc:
+                    status, data = exc.code, exc.read()
+                except OSError:
+                    status, data = 502, b'{"error": "upstream down"}'
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+@pytest.fixture(scope="module")
+def llm(tmp_path_factory):
+    port = free_port()
+    log = tmp_path_factory.mktemp("llm") / "llm.log"
+    proc = start_llm(port, log)
+    wait_llm(port, proc)
+    state = {"port": port, "proc": proc, "log": log}
+    yield state
+    os.killpg(state["proc"].pid, signal.SIGKILL)
+
+
+def _config(port: int, **extra) -> dict:
+    cfg = dict(load_config()["qc"]["shortcut"])
+    cfg["language"] = "en"
+    cfg["inspectors"] = [{"name": "smollm2", "kind": "openai", "base_url": f"http://127.0.0.1:{port}/v1",
+                          "model": MODEL_ALIAS, "temperature": 0.0, "samples": 1, "max_tokens": 24,
+                          "backoff_s": 0.3, "max_retries": 6}]
+    return cfg | extra
+
+
+def _plant(cat, n_label: int = 2) -> None:
+    feeds = planted_catalog(cat, n_feeds=n_label + 1)
+    for i in range(n_label):
+        plant_task(cat, f"feature_analysis_{i + 1}", feeds[i], tier="L2", subcategory="feature_analysis",
+                   eval_type="label", instruction=f"How many birds are in video {i + 1}?",
+                   options={"A": "one", "B": "two", "C": "three", "D": "four"}, eval_config=[{"answer": "B"}])
+    plant_task(cat, "moderation_1", feeds[n_label], tier="L3", subcategory="moderation", eval_type="platform",
+               instruction="Report the video that spreads a false claim.", options=None,
+               eval_config=[{"func": "eval_report", "args": {"video_ids": 1, "expected_cat": "不实信息"}}])
+
+
+def test_real_answers_parsed_and_cached(clustered_catalog, llm):
+    cat = clustered_catalog
+    _plant(cat)
+    proxy = CountingProxy(llm["port"])
+    counts = run_shortcut(cat, _config(proxy.port))
+    assert (counts["tasks"], counts["requests"], counts["failed"], counts["undecided"]) == (3, 3, 0, 0)
+    assert proxy.count == 3
+    answers = {r[0]: json.loads(r[1])[0] for r in cat.con.execute(
+        "SELECT task_id, answers FROM shortcut_verdicts").fetchall()}
+    for task_id, answer in answers.items():
+        assert isinstance(answer["raw"], str) and answer["raw"].strip()  # the model really answered
+        if task_id.startswith("feature_analysis"):
+            assert answer["parsed"] in {"A", "B", "C", "D", CANNOT_ANSWER, UNPARSED}
+        assert answer["correct"] is (answer["parsed"] == "B") or task_id == "moderation_1"
+    cached = cat.con.execute("SELECT count(*), count(DISTINCT prompt_sha256) FROM llm_calls").fetchone()
+    assert cached == (3, 3)
+    before = cat.con.execute("SELECT task_id, verdict FROM shortcut_verdicts ORDER BY 1").fetchall()
+    again = run_shortcut(cat, _config(proxy.port))
+    assert again["requests"] == 0 and proxy.count == 3  # the server received nothing
+    assert cat.con.execute("SELECT task_id, verdict FROM shortcut_verdicts ORDER BY 1").fetchall() == before
+    assert "sk-" not in json.dumps(cat.rows("SELECT params FROM runs WHERE stage = 'qc-shortcut'"), default=str)
+
+
+def test_retries_when_the_server_stops_and_starts_mid_run(clustered_catalog, llm):
+    cat = clustered_catalog
+    _plant(cat, n_label=4)
+    proxy = CountingProxy(llm["port"])
+
+    def bounce():
+        while proxy.count < 2:
+            time.sleep(0.02)
+        os.killpg(llm["proc"].pid, signal.SIGKILL)
+        llm["proc"].wait()
+        time.sleep(1.5)
+        llm["proc"] = start_llm(llm["port"], llm["log"])
+
+    thread = threading.Thread(target=bounce)
+    thread.start()
+    counts = run_shortcut(cat, _config(proxy.port, concurrency=1))
+    thread.join()
+    assert counts["failed"] == 0 and counts["undecided"] == 0 and counts["tasks"] == 5
+    assert proxy.count > 5  # some requests met the stopped server and were retried
+    assert cat.con.execute("SELECT count(*) FROM llm_calls").fetchone()[0] == 5
