@@ -151,8 +151,9 @@ def run_shortcut(catalog: Catalog, config: dict[str, Any]) -> dict[str, Any]:
     robust_discards = bool(config.get("robust_cannot_determine_discards", False))
     views = load_views(catalog, language, list(config.get("platform_tiers", ["L3"])))
     params = {k: v for k, v in config.items() if k != "inspectors"} | {
-        "inspectors": [{"name": i.name, "endpoint": i.endpoint, "model": i.model,
-                        "temperature": i.temperature, "samples": i.samples} for i in inspectors]}
+        "inspectors": [{"name": i.name, "endpoint": i.endpoint, "model": i.model, "temperature": i.temperature,
+                        "samples": i.samples, "api_key_env": getattr(i, "api_key_env", None)}
+                       for i in inspectors]}
     run = catalog.start_run("qc-shortcut", params)
     cached = {k[:5]: k[5] for k in catalog.con.execute(
         "SELECT endpoint, model, prompt_sha256, sample, temperature, response FROM llm_calls").fetchall()}

@@ -2,6 +2,7 @@ import json
 
 from curation.config import load_config
 from curation.feeds import load_feed
+from curation.inspect import explain_task
 from curation.qc.shortcut import TaskView, decide, run_shortcut
 from curation.qc.shortcut_report import shortcut_summary, write_report
 from tests.qc.helpers import plant_task, planted_catalog
@@ -41,6 +42,8 @@ def test_lexical_inspector_discards_what_a_title_gives_away(clustered_catalog, t
     assert summary["groups"]["all"] == {"kept": 3, "total": 4}
     assert summary["groups"]["L2 feature_analysis"] == {"kept": 1, "total": 2}
     assert summary["guesser_discards"] == round(1 / 4 + 1 / 3 + 1 / 2, 2)
+    explained = "\n".join(explain_task(cat, "feature_analysis_1"))
+    assert "shortcut_discarded (paper rule" in explained and "lexical #0: C (correct)" in explained
     html = write_report(cat, tmp_path / "s.html", "paper", False).read_text(encoding="utf-8")
     assert "74.3%" in html and "75.0%" in html
 

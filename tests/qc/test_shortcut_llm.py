@@ -84,11 +84,15 @@ def _plant(cat, n_label: int = 2) -> None:
                eval_config=[{"func": "eval_report", "args": {"video_ids": 1, "expected_cat": "不实信息"}}])
 
 
-def test_real_answers_parsed_and_cached(clustered_catalog, llm):
+def test_real_answers_parsed_and_cached(clustered_catalog, llm, monkeypatch):
     cat = clustered_catalog
     _plant(cat)
     proxy = CountingProxy(llm["port"])
-    counts = run_shortcut(cat, _config(proxy.port))
+    secret = "sk-local-" + os.urandom(8).hex()
+    monkeypatch.setenv("SHORTCUT_TEST_KEY", secret)
+    config = _config(proxy.port)
+    config["inspectors"][0]["api_key_env"] = "SHORTCUT_TEST_KEY"
+    counts = run_shortcut(cat, config)
     assert (counts["tasks"], counts["requests"], counts["failed"], counts["undecided"]) == (3, 3, 0, 0)
     assert proxy.count == 3
     answers = {r[0]: json.loads(r[1])[0] for r in cat.con.execute(
@@ -101,10 +105,12 @@ def test_real_answers_parsed_and_cached(clustered_catalog, llm):
     cached = cat.con.execute("SELECT count(*), count(DISTINCT prompt_sha256) FROM llm_calls").fetchone()
     assert cached == (3, 3)
     before = cat.con.execute("SELECT task_id, verdict FROM shortcut_verdicts ORDER BY 1").fetchall()
-    again = run_shortcut(cat, _config(proxy.port))
+    again = run_shortcut(cat, config)
     assert again["requests"] == 0 and proxy.count == 3  # the server received nothing
     assert cat.con.execute("SELECT task_id, verdict FROM shortcut_verdicts ORDER BY 1").fetchall() == before
-    assert "sk-" not in json.dumps(cat.rows("SELECT params FROM runs WHERE stage = 'qc-shortcut'"), default=str)
+    stored = json.dumps([cat.rows("SELECT * FROM runs"), cat.rows("SELECT * FROM llm_calls"),
+                         cat.rows("SELECT * FROM shortcut_verdicts")], default=str)
+    assert secret not in stored and "SHORTCUT_TEST_KEY" in stored  # the variable's name, never its value
 
 
 def test_retries_when_the_server_stops_and_starts_mid_run(clustered_catalog, llm):
