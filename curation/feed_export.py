@@ -21,6 +21,10 @@ def export_feeds(catalog: Catalog, out_dir: Path) -> list[Feed]:
     lines = "".join(json.dumps(json.loads(f.to_json()), ensure_ascii=False, sort_keys=True) + "\n"
                     for f in feeds)
     write(out_dir / "feeds.jsonl", lines)
+    current = {f"{feed.feed_id}.json" for feed in feeds}
+    for stale in out_dir.glob("feed-*.json"):  # feeds rebuilt away since the last export
+        if stale.name not in current:
+            stale.unlink()
     return feeds
 
 

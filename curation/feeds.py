@@ -297,8 +297,16 @@ def run_build(catalog: Catalog, config: dict[str, Any], n: int, seed: int,
     if len(same) == len(feeds) and len(existing) == len(feeds):
         return {"feeds": len(feeds), "written": 0, "cluster_run": cluster_run}
     if existing and not replace:
-        raise FeedError(f"feeds with seed {seed} already exist from other inputs or parameters; "
-                        "use another --seed or --replace (drops them and their edits)")
+        # Unedited feeds nobody has seen are derived data: rebuild them from the new inputs.
+        # Feeds that were edited or sent to annotators are work: never dropped silently.
+        worked_on = catalog.con.execute(
+            "SELECT count(*) FROM feeds WHERE seed = ? AND (version > 1 OR feed_id IN "
+            "(SELECT feed_id FROM ls_tasks))", [seed]).fetchone()[0]
+        if worked_on:
+            raise FeedError(f"feeds with seed {seed} already exist from other inputs or parameters and "
+                            f"{worked_on} of them were edited or sent to annotators; use another --seed "
+                            "or --replace (drops them and their edits)")
+        replace = True
     params = {"n": n, "seed": seed, "cluster_run": cluster_run,
               **{k: v for k, v in config.items()}}
     run = catalog.start_run("feeds", params)

@@ -70,9 +70,14 @@ def test_same_inputs_and_seed_give_byte_identical_feeds(clustered_catalog_file, 
             assert run_build(cat, CONFIG, 30, seed=11)["written"] == 0
             assert _export(cat, tmp_path / f"{name}2") == first  # byte-identical, run ids too
             exports.append({k: json.loads(v) for k, v in first.items() if k != "feeds.jsonl"})
-            with pytest.raises(FeedError, match="already exist"):
-                run_build(cat, {**CONFIG, "anchor_max": 3}, 30, seed=11)
-            assert run_build(cat, {**CONFIG, "anchor_max": 3}, 30, seed=11, replace=True)["written"] == 30
+            # unedited feeds are rebuilt from new parameters; once edited, they are protected
+            assert run_build(cat, {**CONFIG, "anchor_max": 3}, 30, seed=11)["written"] == 30
+            edit_feed(cat, "feed-11-0000", [{"op": "delete", "positions": [0]}], CONFIG)
+            with pytest.raises(FeedError, match="were edited or sent to annotators"):
+                run_build(cat, CONFIG, 30, seed=11)
+            assert load_feed(cat, "feed-11-0000").version == 2
+            assert run_build(cat, CONFIG, 30, seed=11, replace=True)["written"] == 30
+            assert load_feed(cat, "feed-11-0000").version == 1
             other_seed = {f.feed_id: f.video_feed for f in build_feeds(
                 FeedContext(cat, latest_cluster_run(cat), CONFIG), 30, 12)}
     for feed in exports[0].values():
