@@ -142,7 +142,11 @@ def test_export_matches_schema(clustered_catalog, tmp_path):
     cat = clustered_catalog
     run_build(cat, CONFIG, 12, seed=5)
     edit_feed(cat, "feed-5-0003", [{"op": "delete", "positions": [0]}], CONFIG, author="bob")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "feed-9-9999.json").write_text("{}")  # from an earlier build
+    (tmp_path / "out" / "notes.txt").write_text("mine")  # not ours: left alone
     files = _export(cat, tmp_path / "out")
+    assert files.pop("notes.txt") == "mine" and "feed-9-9999.json" not in files
     assert len(files) == 13 and len(files["feeds.jsonl"].splitlines()) == 12
     validator = jsonschema.Draft202012Validator(load_schema("feed.schema.json"))
     for name, text in files.items():
