@@ -70,7 +70,20 @@ def explain_record(cat: Catalog, record_id: str) -> str | None:
             lines.append(f"  {key}: {value}")
         count = cat.rows("SELECT count(*) AS n FROM comments WHERE video_id = ?", [record_id])
         lines.append(f"  comments: {count[0]['n']}")
-        run_ids = {video["ingest_run"]}
+        # Every stage's rows carry their run id; collect the runs that wrote about this video.
+        touched = cat.con.execute("""
+            SELECT run_id FROM keyword_sets WHERE video_id = $v
+            UNION SELECT e.run_id FROM embeddings e JOIN keyword_sets k USING (text_sha256) WHERE k.video_id = $v
+            UNION SELECT run_id FROM cluster_members WHERE video_id = $v
+            UNION SELECT run_id FROM feeds WHERE list_contains(video_feed, $v)
+            UNION SELECT run_id FROM media_files WHERE video_id = $v
+            UNION SELECT run_id FROM media_probes WHERE video_id = $v
+            UNION SELECT run_id FROM media_outputs WHERE video_id = $v""", {"v": record_id}).fetchall()
+        run_ids = {video["ingest_run"], *(r[0] for r in touched)}
+        feeds = cat.con.execute("SELECT feed_id, max(version) FROM feeds WHERE list_contains(video_feed, ?) "
+                                "GROUP BY 1 ORDER BY 1", [record_id]).fetchall()
+        if feeds:
+            lines.append(f"  in feeds: {', '.join(f'{f} (v{v})' for f, v in feeds)}")
         lines.append("runs that touched it:")
         for run in cat.rows("SELECT run_id, stage, status, started_at FROM runs "
                             "WHERE list_contains(?, run_id) ORDER BY started_at", [list(run_ids)]):

@@ -87,6 +87,10 @@ def test_feeds_pipeline_from_the_command_line(embedded_catalog_file, tmp_path):
     assert old == shown
     bad = curate(*base, "feeds", "edit", "feed-3-0002", "--delete", "99")
     assert bad.returncode == 2 and "outside the feed" in bad.stderr
+    member = shown["video_feed"][0]
+    explained = curate(*base, "explain", member).stdout
+    assert "in feeds:" in explained and "feed-3-0002" in explained
+    assert all(stage in explained for stage in ("(ingest,", "(keywords,", "(embed,", "(cluster,", "(feeds,"))
     out = curate(*base, "feeds", "export", str(tmp_path / "feeds"))
     assert "8 feeds written" in out.stdout
     assert len(list((tmp_path / "feeds").glob("feed-*.json"))) == 8

@@ -71,6 +71,8 @@ class Mapping:
 
 
 def _lookup(obj: dict[str, Any], path: str) -> tuple[bool, Any]:
+    if "." not in path:  # the common case, kept cheap: this runs once per field per record
+        return (True, obj[path]) if path in obj else (False, None)
     value: Any = obj
     for part in path.split("."):
         if not isinstance(value, dict) or part not in value:

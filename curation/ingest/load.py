@@ -58,8 +58,7 @@ class IngestResult:
 
 def _table(rows: list[dict[str, Any]], columns: tuple[str, ...],
            types: dict[str, pa.DataType]) -> pa.Table:
-    arrays = {c: pa.array([r.get(c) for r in rows], type=types.get(c, pa.string()))
-              for c in columns}
+    arrays = {c: pa.array([r[c] for r in rows], type=types.get(c, pa.string())) for c in columns}
     return pa.table(arrays)
 
 

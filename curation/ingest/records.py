@@ -22,6 +22,7 @@ LIST_FIELDS = ("hashtags", "keywords")
 COUNT_FIELDS = ("like_count", "comment_count", "collect_count", "share_count")
 VIDEO_FIELDS = ("native_id", *STRING_FIELDS, *LIST_FIELDS, *COUNT_FIELDS,
                 "author_verified", "duration_s", "published_at", "synthetic")
+_KNOWN_FIELDS = frozenset(VIDEO_FIELDS)
 COMMENT_FIELDS = ("comment_id", "parent_id", "author", "text", "like_count", "time_s",
                   "created_at")
 
@@ -180,7 +181,7 @@ def normalise_record(source: str, record: SourceRecord, max_field_bytes: int
     if record.error:
         raise RecordError(record.error)
     fields = record.fields or {}
-    unknown = set(fields) - set(VIDEO_FIELDS)
+    unknown = fields.keys() - _KNOWN_FIELDS
     if unknown:
         raise RecordError(f"unknown catalog fields {sorted(unknown)}")
     if len(record.raw) > max_field_bytes:  # no field can be larger than the whole record
