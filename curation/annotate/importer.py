@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -31,7 +31,6 @@ class Draft:
     answer: str | None = None
     platform_state: str | None = None
     feed_edits: str | None = None
-    reasons: list[str] = field(default_factory=list)
 
 
 def read_result(result: list[dict[str, Any]]) -> Draft:
