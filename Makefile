@@ -89,6 +89,7 @@ bench: setup
 	$(PY) bench/ingest.py
 	$(PY) bench/cluster.py
 	$(PY) bench/media.py
+	$(PY) bench/shortcut.py
 
 clean:
 	rm -rf build
