@@ -84,6 +84,9 @@ test: setup $(LS_STAMP) $(LLM_STAMP) browser
 	$(PY) -m ruff check curation tests bench
 	$(PY) -m pytest -q
 
+lint: setup
+	$(PY) -m ruff check curation tests bench
+
 bench: setup
 	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev,bench]'
 	$(PY) bench/ingest.py
