@@ -118,6 +118,10 @@ MIGRATIONS: list[str] = [
         answers JSON, run_id VARCHAR, created_at TIMESTAMP
     );
     """,
+    """
+    CREATE VIEW latest_tasks AS
+    SELECT * FROM tasks QUALIFY version = max(version) OVER (PARTITION BY task_id);
+    """,
 ]
 
 
@@ -220,6 +224,17 @@ class Catalog:
             self.con.execute("ROLLBACK")
             raise
         self.con.execute("COMMIT")
+
+    @contextmanager
+    def staged(self, **tables: Any) -> Iterator[None]:
+        """Arrow tables visible to SQL under the given names for the length of the block."""
+        for name, table in tables.items():
+            self.con.register(name, table)
+        try:
+            yield
+        finally:
+            for name in tables:
+                self.con.unregister(name)
 
     def rows(self, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
         cur = self.con.execute(sql, params or [])

@@ -152,9 +152,7 @@ def run_cluster(catalog: Catalog, config: dict[str, Any], model_spec: str) -> Cl
         "medoid_video": [r[3] for r in cluster_rows],
         "mean_similarity": pa.array([r[4] for r in cluster_rows], pa.float64()),
     })
-    catalog.con.register("incoming_members", members)
-    catalog.con.register("incoming_clusters", clusters)
-    with catalog.transaction():
+    with catalog.staged(incoming_members=members, incoming_clusters=clusters), catalog.transaction():
         catalog.con.execute("INSERT INTO cluster_members SELECT * FROM incoming_members")
         catalog.con.execute("INSERT INTO clusters SELECT * FROM incoming_clusters")
         result = ClusterResult(run.run_id, video_ids, labels)
@@ -162,8 +160,6 @@ def run_cluster(catalog: Catalog, config: dict[str, Any], model_spec: str) -> Cl
         run.counts = {"videos": len(video_ids), "clusters": len(cluster_rows),
                       "noise": int((labels < 0).sum()), **result.quality}
         catalog.finish_run(run)
-    catalog.con.unregister("incoming_members")
-    catalog.con.unregister("incoming_clusters")
     return result
 
 

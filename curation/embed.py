@@ -101,10 +101,8 @@ def run_embed(catalog: Catalog, config: dict[str, Any], embedder: Embedder | Non
             "vector": pa.array(list(vectors), pa.list_(pa.float32())),
             "run_id": [run.run_id] * len(batch),
         })
-        catalog.con.register("incoming_vectors", table)
-        with catalog.transaction():
+        with catalog.staged(incoming_vectors=table), catalog.transaction():
             catalog.con.execute("INSERT INTO embeddings SELECT * FROM incoming_vectors")
-        catalog.con.unregister("incoming_vectors")
     total = catalog.con.execute("SELECT count(*) FROM keyword_sets WHERE text_sha256 IS NOT NULL"
                                 ).fetchone()[0]
     run.counts = {"videos_with_keywords": int(total), "texts_encoded": len(todo),

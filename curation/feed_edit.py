@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from curation.catalog import Catalog
-from curation.feeds import Feed, FeedContext, FeedError, insert_feeds, load_feed
+from curation.feeds import Feed, FeedContext, FeedError, feed_runtime, insert_feeds, load_feed
 
 
 def _check_position(feed: Feed, position: Any) -> int:
@@ -108,9 +108,8 @@ def edit_feed(catalog: Catalog, feed_id: str, ops: list[dict[str, Any]], config:
     durations = dict(catalog.con.execute(
         "SELECT video_id, duration_s FROM videos WHERE list_contains(?, video_id)",
         [current.video_feed]).fetchall())
-    runtime = None if any(durations.get(v) is None for v in current.video_feed) else round(
-        float(sum(durations[v] for v in current.video_feed)), 3)
-    new = replace(current, version=latest + 1, run_id=run.run_id, total_runtime_s=runtime,
+    new = replace(current, version=latest + 1, run_id=run.run_id,
+                  total_runtime_s=feed_runtime(durations, current.video_feed),
                   edit=[{**op, "author": author} if author else op for op in recorded])
     with catalog.transaction():
         insert_feeds(catalog, [new])

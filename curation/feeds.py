@@ -167,8 +167,13 @@ class FeedContext:
         return sorted(rng.choice(pool, size=m, replace=False).tolist())
 
     def runtime(self, video_ids: list[str]) -> float | None:
-        durations = [self.duration.get(v) for v in video_ids]
-        return None if any(d is None for d in durations) else round(float(sum(durations)), 3)
+        return feed_runtime(self.duration, video_ids)
+
+
+def feed_runtime(durations: dict[str, float | None], video_ids: list[str]) -> float | None:
+    """Total duration of a feed, or None while any of its videos' durations is unknown."""
+    known = [durations.get(v) for v in video_ids]
+    return None if any(d is None for d in known) else round(float(sum(known)), 3)  # type: ignore[arg-type]
 
 
 def _distractor_count(k: int, r: float, lo: float, hi: float) -> int:
@@ -275,12 +280,9 @@ def insert_feeds(catalog: Catalog, feeds: list[Feed]) -> None:
         "edit": [json.dumps(f.edit, ensure_ascii=False) if f.edit else None for f in feeds],
         "created_at": pa.array([now()] * len(feeds), pa.timestamp("us")),
     })
-    catalog.con.register("incoming_feeds", table)
-    try:
+    with catalog.staged(incoming_feeds=table):
         catalog.con.execute(f"INSERT INTO feeds SELECT {', '.join(_COLUMNS)}, created_at "
                             "FROM incoming_feeds")
-    finally:
-        catalog.con.unregister("incoming_feeds")
 
 
 def run_build(catalog: Catalog, config: dict[str, Any], n: int, seed: int,

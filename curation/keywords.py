@@ -129,23 +129,19 @@ def run_keywords(catalog: Catalog, config: dict[str, Any]) -> dict[str, int]:
         "text_sha256": [s.text_sha256 if s.keywords else None for s in sets],
     })
     con = catalog.con
-    con.register("incoming_keywords", incoming)
-    try:
-        with catalog.transaction():
-            con.execute("""
-                CREATE TEMP TABLE changed_kw AS SELECT i.video_id FROM incoming_keywords i
-                LEFT JOIN keyword_sets k USING (video_id)
-                WHERE k.video_id IS NULL OR k.keywords IS DISTINCT FROM i.keywords
-                   OR k.origins IS DISTINCT FROM i.origins""")
-            changed = con.execute("SELECT count(*) FROM changed_kw").fetchone()[0]
-            con.execute("DELETE FROM keyword_sets WHERE video_id IN (SELECT video_id FROM changed_kw)"
-                        " OR video_id NOT IN (SELECT video_id FROM incoming_keywords)")
-            con.execute("INSERT INTO keyword_sets SELECT *, ? FROM incoming_keywords "
-                        "WHERE video_id IN (SELECT video_id FROM changed_kw)", [run.run_id])
-            con.execute("DROP TABLE changed_kw")
-            empty = sum(1 for s in sets if not s.keywords)
-            run.counts = {"videos": len(sets), "changed": int(changed), "empty": empty}
-            catalog.finish_run(run)
-    finally:
-        con.unregister("incoming_keywords")
+    with catalog.staged(incoming_keywords=incoming), catalog.transaction():
+        con.execute("""
+            CREATE TEMP TABLE changed_kw AS SELECT i.video_id FROM incoming_keywords i
+            LEFT JOIN keyword_sets k USING (video_id)
+            WHERE k.video_id IS NULL OR k.keywords IS DISTINCT FROM i.keywords
+               OR k.origins IS DISTINCT FROM i.origins""")
+        changed = con.execute("SELECT count(*) FROM changed_kw").fetchone()[0]
+        con.execute("DELETE FROM keyword_sets WHERE video_id IN (SELECT video_id FROM changed_kw)"
+                    " OR video_id NOT IN (SELECT video_id FROM incoming_keywords)")
+        con.execute("INSERT INTO keyword_sets SELECT *, ? FROM incoming_keywords "
+                    "WHERE video_id IN (SELECT video_id FROM changed_kw)", [run.run_id])
+        con.execute("DROP TABLE changed_kw")
+        empty = sum(1 for s in sets if not s.keywords)
+        run.counts = {"videos": len(sets), "changed": int(changed), "empty": empty}
+        catalog.finish_run(run)
     return run.counts

@@ -56,7 +56,7 @@ def annotate_import() -> None:
 def annotate_status() -> None:
     """Tasks by status, and every task that needs a fix with its reasons."""
     with open_catalog(read_only=True) as cat:
-        latest = cat.rows("SELECT * FROM tasks QUALIFY version = max(version) OVER (PARTITION BY task_id) "
+        latest = cat.rows("SELECT * FROM latest_tasks "
                           "ORDER BY task_id")
     by_status: dict[str, int] = {}
     for task in latest:

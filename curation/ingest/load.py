@@ -118,51 +118,44 @@ def run_ingest(catalog: Catalog | None, source: str, records: Iterable[SourceRec
         "record_id": pa.array([r[3] for r in rejects], pa.string()),
     })
     con = catalog.con
-    con.register("incoming", incoming)
-    con.register("incoming_comments", incoming_comments)
-    con.register("incoming_rejects", reject_table)
     note(f"merging {len(videos):,} records and {len(rejects):,} rejects into {catalog.path}")
-    try:
-        with catalog.transaction():
-            con.execute("""
+    with catalog.staged(incoming=incoming, incoming_comments=incoming_comments,
+                        incoming_rejects=reject_table), catalog.transaction():
+        con.execute("""
                 CREATE TEMP TABLE changed AS
                 SELECT i.video_id, v.video_id IS NULL AS is_new FROM incoming i
                 LEFT JOIN videos v USING (video_id)
                 WHERE v.video_id IS NULL OR v.record_hash IS DISTINCT FROM i.record_hash""")
-            new, updated = con.execute(
-                "SELECT count(*) FILTER (is_new), count(*) FILTER (NOT is_new) FROM changed"
-            ).fetchone() or (0, 0)
-            con.execute("DELETE FROM videos WHERE video_id IN (SELECT video_id FROM changed)")
-            con.execute("DELETE FROM comments WHERE video_id IN (SELECT video_id FROM changed)")
-            cols = ", ".join(VIDEO_COLUMNS)
-            con.execute(f"INSERT INTO videos ({cols}) SELECT {cols} FROM incoming "
-                        "WHERE video_id IN (SELECT video_id FROM changed)")
-            ccols = ", ".join(COMMENT_COLUMNS)
-            con.execute(f"INSERT INTO comments ({ccols}) SELECT {ccols} FROM incoming_comments "
-                        "WHERE video_id IN (SELECT video_id FROM changed)")
-            # Rejects mirror the file's current state: ones that no longer occur go,
-            # ones already recorded keep their original run id.
-            con.execute("""
+        new, updated = con.execute(
+            "SELECT count(*) FILTER (is_new), count(*) FILTER (NOT is_new) FROM changed"
+        ).fetchone() or (0, 0)
+        con.execute("DELETE FROM videos WHERE video_id IN (SELECT video_id FROM changed)")
+        con.execute("DELETE FROM comments WHERE video_id IN (SELECT video_id FROM changed)")
+        cols = ", ".join(VIDEO_COLUMNS)
+        con.execute(f"INSERT INTO videos ({cols}) SELECT {cols} FROM incoming "
+                    "WHERE video_id IN (SELECT video_id FROM changed)")
+        ccols = ", ".join(COMMENT_COLUMNS)
+        con.execute(f"INSERT INTO comments ({ccols}) SELECT {ccols} FROM incoming_comments "
+                    "WHERE video_id IN (SELECT video_id FROM changed)")
+        # Rejects mirror the file's current state: ones that no longer occur go,
+        # ones already recorded keep their original run id.
+        con.execute("""
                 DELETE FROM rejects r WHERE r.stage = 'ingest' AND r.source = ?
                   AND starts_with(r.raw_ref, ? || ':') AND NOT EXISTS (
                     SELECT 1 FROM incoming_rejects i
                     WHERE i.raw_ref = r.raw_ref AND i.reason = r.reason AND i.raw = r.raw)""",
-                        [source, file_key])
-            con.execute("""
+                    [source, file_key])
+        con.execute("""
                 INSERT INTO rejects SELECT ?, 'ingest', ?, i.raw_ref, i.record_id, i.reason, i.raw
                 FROM incoming_rejects i WHERE NOT EXISTS (
                     SELECT 1 FROM rejects r WHERE r.stage = 'ingest' AND r.source = ?
                     AND r.raw_ref = i.raw_ref AND r.reason = i.reason AND r.raw = i.raw)""",
-                        [run.run_id, source, source])
-            con.execute("DROP TABLE changed")
-            result.new, result.updated = int(new), int(updated)
-            result.unchanged = result.accepted - result.new - result.updated
-            run.counts = {"read": read, "accepted": result.accepted, "rejected": result.rejected,
-                          "new": result.new, "updated": result.updated,
-                          "unchanged": result.unchanged, "rejects_by_reason": by_reason}
-            catalog.finish_run(run)
-    finally:
-        con.unregister("incoming")
-        con.unregister("incoming_comments")
-        con.unregister("incoming_rejects")
+                    [run.run_id, source, source])
+        con.execute("DROP TABLE changed")
+        result.new, result.updated = int(new), int(updated)
+        result.unchanged = result.accepted - result.new - result.updated
+        run.counts = {"read": read, "accepted": result.accepted, "rejected": result.rejected,
+                      "new": result.new, "updated": result.updated,
+                      "unchanged": result.unchanged, "rejects_by_reason": by_reason}
+        catalog.finish_run(run)
     return result

@@ -80,8 +80,7 @@ def write_scan(catalog: Catalog, result: ScanResult, root: Path, source: str) ->
     result.run_id = run.run_id
     table = pa.table({"video_id": [m[0] for m in result.matched],
                       "path": [m[1] for m in result.matched]})
-    catalog.con.register("scanned", table)
-    with catalog.transaction():
+    with catalog.staged(scanned=table), catalog.transaction():
         catalog.con.execute("DELETE FROM media_files WHERE video_id IN (SELECT video_id FROM scanned)")
         catalog.con.execute("INSERT INTO media_files SELECT video_id, path, ?, 'scan', ? FROM scanned",
                             [str(root.resolve()), run.run_id])
@@ -96,4 +95,3 @@ def write_scan(catalog: Catalog, result: ScanResult, root: Path, source: str) ->
                       "videos_without_file": result.videos_without_file,
                       "rejected": len(result.rejected)}
         catalog.finish_run(run)
-    catalog.con.unregister("scanned")

@@ -40,6 +40,13 @@ def task_to_runner(task: dict[str, Any], feed: dict[str, Any] | None) -> dict[st
     return out
 
 
+def catalog_task_rows(catalog: Any) -> list[dict[str, Any]]:
+    """The latest version of every task, with the lists of the feed version it points at."""
+    return catalog.rows("""
+        SELECT t.*, f.video_feed, f.keyword_videos, f.other_videos FROM latest_tasks t
+        JOIN feeds f ON f.feed_id = t.feed_id AND f.version = t.feed_version ORDER BY t.task_id""")
+
+
 def load_runner_dir(folder: Path) -> list[dict[str, Any]]:
     """Tasks of a runner directory, each tagged with the file it came from (`_file`)."""
     if not folder.is_dir():

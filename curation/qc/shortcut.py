@@ -30,6 +30,7 @@ from curation.qc.prompts import (
     parse_platform_answer,
     platform_truth,
 )
+from curation.qc.runner_format import catalog_task_rows
 
 
 @dataclass
@@ -48,11 +49,7 @@ class TaskView:
 
 
 def load_views(catalog: Catalog, language: str, platform_tiers: list[str]) -> list[TaskView]:
-    rows = catalog.rows("""
-        SELECT t.*, f.video_feed FROM tasks t
-        JOIN feeds f ON f.feed_id = t.feed_id AND f.version = t.feed_version
-        QUALIFY t.version = max(t.version) OVER (PARTITION BY t.task_id) ORDER BY t.task_id""")
-    rows = [r for r in rows if r["status"] == "ok"
+    rows = [r for r in catalog_task_rows(catalog) if r["status"] == "ok"
             and not (r["eval_type"] == "platform" and r["tier"] not in platform_tiers)]
     meta = {v["video_id"]: v for v in catalog.rows("""
         SELECT video_id, title, hashtags, author_bio FROM videos WHERE video_id IN (
@@ -100,9 +97,8 @@ async def _ask_all(catalog: Catalog, run_id: str, jobs: list[tuple[OpenAIInspect
             columns = ("endpoint", "model", "prompt_sha256", "sample", "temperature", "response", "run_id",
                        "created_at")
             table = pa.table({c: [row[i] for row in pending] for i, c in enumerate(columns)})
-            catalog.con.register("answered", table)
-            catalog.con.execute("INSERT INTO llm_calls SELECT * FROM answered")
-            catalog.con.unregister("answered")
+            with catalog.staged(answered=table):
+                catalog.con.execute("INSERT INTO llm_calls SELECT * FROM answered")
             pending.clear()
 
     last_flush = time.monotonic()
@@ -198,12 +194,11 @@ def run_shortcut(catalog: Catalog, config: dict[str, Any]) -> dict[str, Any]:
         table = pa.table({"task_id": [v[0] for v in verdicts],
                           "task_version": pa.array([v[1] for v in verdicts], pa.int32()),
                           "verdict": [v[2] for v in verdicts], "answers": [v[3] for v in verdicts]})
-        catalog.con.register("verdicts", table)
-        catalog.con.execute("DELETE FROM shortcut_verdicts s USING verdicts v "
-                            "WHERE s.task_id = v.task_id AND s.task_version = v.task_version")
-        catalog.con.execute("INSERT INTO shortcut_verdicts SELECT task_id, task_version, verdict, ?, answers, ?, ? "
-                            "FROM verdicts", [rule, run.run_id, now()])
-        catalog.con.unregister("verdicts")
+        with catalog.staged(verdicts=table):
+            catalog.con.execute("DELETE FROM shortcut_verdicts s USING verdicts v "
+                                "WHERE s.task_id = v.task_id AND s.task_version = v.task_version")
+            catalog.con.execute("INSERT INTO shortcut_verdicts SELECT task_id, task_version, verdict, ?, answers, "
+                                "?, ? FROM verdicts", [rule, run.run_id, now()])
         run.counts = counts
         catalog.finish_run(run)
     return counts

@@ -205,16 +205,8 @@ def validate_tasks(tasks: list[dict[str, Any]], *, known_videos: set[str] | None
 def catalog_tasks(catalog: Any) -> tuple[list[dict[str, Any]], int]:
     """Latest versions of the catalog's tasks in the runner's shape, and how many were left
     out because the import already marked them needs_fix."""
-    from curation.feeds import load_feed
-    from curation.qc.runner_format import task_to_runner
+    from curation.qc.runner_format import catalog_task_rows, task_to_runner
 
-    rows = catalog.rows("SELECT * FROM tasks QUALIFY version = max(version) OVER (PARTITION BY task_id) "
-                        "ORDER BY task_id")
-    out = []
-    for row in rows:
-        if row["status"] == "needs_fix":
-            continue
-        feed = load_feed(catalog, row["feed_id"], row["feed_version"])
-        out.append(task_to_runner(row, {"video_feed": feed.video_feed, "keyword_videos": feed.keyword_videos,
-                                        "other_videos": feed.other_videos}))
+    rows = catalog_task_rows(catalog)
+    out = [task_to_runner(row, row) for row in rows if row["status"] != "needs_fix"]
     return out, len(rows) - len(out)
