@@ -15,7 +15,7 @@ SCREENSHOT = PROJECT_ROOT / "build" / "reports" / "annotation_task.png"
 def test_authoring_task_shows_the_feed_as_text(clustered_catalog, label_studio, ls_client):
     if not CHROMIUM.exists():
         pytest.fail("Debian's chromium is not installed: `make test` installs it")
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
     cat = clustered_catalog
     run_build(cat, load_config()["feeds"], 2, seed=33)
@@ -38,9 +38,9 @@ def test_authoring_task_shows_the_feed_as_text(clustered_catalog, label_studio, 
         page.click("button[type=submit], input[type=submit]")
         page.wait_for_load_state("networkidle")
         page.goto(f"{label_studio['url']}/projects/{project_id}/data?task={task_id}")
-        page.wait_for_selector(".ls-video", timeout=90_000)
-        cards = page.locator(".ls-video")
-        assert cards.count() == len(feed.video_feed)
+        # Label Studio re-renders the task once it settles (the URL gains a tab): wait for
+        # the whole feed rather than the first card.
+        expect(page.locator(".ls-video")).to_have_count(len(feed.video_feed), timeout=90_000)
         for position, video_id in enumerate(feed.video_feed, start=1):
             card = page.locator(f'.ls-video[data-position="{position}"]')
             shown = card.locator(".ls-title").inner_text()
