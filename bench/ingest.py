@@ -20,7 +20,7 @@ import duckdb
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from curation.catalog import Catalog  # noqa: E402
+from curation.core.catalog import Catalog  # noqa: E402
 from curation.ingest import ingest_path  # noqa: E402
 from curation.ingest.kuairec import read_kuairec  # noqa: E402
 

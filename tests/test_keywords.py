@@ -1,5 +1,6 @@
+from curation.core.config import KeywordsConfig
+from curation.corpus.keywords import build_keyword_set, build_keyword_sets
 from curation.ingest import ingest_path
-from curation.keywords import build_keyword_set, run_keywords
 from tests.conftest import KUAIREC_CSV, small_corpus
 
 
@@ -41,12 +42,12 @@ def test_run_stores_sets_and_is_idempotent(tmp_path, catalog):
     fakesv, kuairec = small_corpus(tmp_path / "raw")
     ingest_path(catalog, "fakesv", fakesv)
     ingest_path(catalog, "kuairec", kuairec)
-    first = run_keywords(catalog, {"min_keywords": 3, "extract_top_k": 5, "min_token_chars": 2})
+    first = build_keyword_sets(catalog, KeywordsConfig(min_keywords=3, extract_top_k=5, min_token_chars=2))
     assert first["videos"] == 1400 and first["changed"] == 1400
     stored = catalog.rows("SELECT * FROM keyword_sets WHERE video_id = 'KuaiRec/4'")[0]
     assert stored["keywords"][:2] == ["搞笑", "五爱市场"] and stored["run_id"].startswith("keywords-")
     assert len(stored["origins"]) == len(stored["keywords"])
-    second = run_keywords(catalog, {"min_keywords": 3, "extract_top_k": 5, "min_token_chars": 2})
+    second = build_keyword_sets(catalog, KeywordsConfig(min_keywords=3, extract_top_k=5, min_token_chars=2))
     assert second["changed"] == 0
     runs = catalog.con.execute("SELECT DISTINCT run_id FROM keyword_sets").fetchall()
     assert len(runs) == 1  # rows of the first run were left alone

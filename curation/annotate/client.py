@@ -6,11 +6,10 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from curation.core.config import secret
+from curation.core.errors import AnnotationError
+
 DEFAULT_URL = "http://127.0.0.1:8080"
-
-
-class AnnotationError(RuntimeError):
-    """Label Studio is unreachable, refused us, or answered something unusable."""
 
 
 def base_url() -> str:
@@ -22,9 +21,7 @@ def connect() -> Any:
     from label_studio_sdk import LabelStudio
     from label_studio_sdk.core.api_error import ApiError
 
-    key = os.environ.get("LABEL_STUDIO_API_KEY")
-    if not key:
-        raise AnnotationError("LABEL_STUDIO_API_KEY is not set (the Label Studio API token)")
+    key = secret("LABEL_STUDIO_API_KEY", "the Label Studio API token")
     url = base_url()
     client = LabelStudio(base_url=url, api_key=key, timeout=60)
     try:

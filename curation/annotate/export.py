@@ -9,17 +9,18 @@ remembered in `ls_tasks`.
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 from typing import Any
 
-from curation.annotate.client import AnnotationError, base_url, connect
+from curation.annotate.client import base_url, connect
 from curation.annotate.render import render_feed
-from curation.catalog import Catalog
-from curation.config import PROJECT_ROOT
-from curation.feeds import latest_feeds
+from curation.core.catalog import Catalog
+from curation.core.config import secret
+from curation.core.errors import AnnotationError, UsageError
+from curation.core.resources import resource_text
+from curation.core.stage import StageRun, stage
+from curation.corpus.feeds import latest_feeds
 
-LABEL_CONFIG = PROJECT_ROOT / "annotation" / "authoring.xml"
 PASSWORD_ENV = "LABEL_STUDIO_ANNOTATOR_PASSWORD"
 
 
@@ -37,10 +38,8 @@ def ensure_user(client: Any, name: str) -> bool:
     email = annotator_email(name)
     if any(u.email == email for u in client.users.list()):
         return False
-    password = os.environ.get(PASSWORD_ENV)
-    if not password:
-        raise AnnotationError(f"annotator account {email} does not exist: set {PASSWORD_ENV} "
-                              "to the first password new accounts get")
+    password = secret(PASSWORD_ENV, f"annotator account {email} does not exist yet; new accounts get "
+                                    "this first password")
     client.users.create(username=name.split("@")[0], email=email, first_name=name.split("@")[0],
                         password=password)
     return True
@@ -68,36 +67,40 @@ def ensure_project(client: Any, catalog: Catalog, run_id: str, annotator: str, l
     if media_root.is_dir():
         client.import_storage.local.create(project=project.id, path=str(media_root.resolve()),
                                            title="normalised media", use_blob_urls=False)
-    catalog.con.execute("INSERT INTO ls_projects VALUES (?, ?, ?, ?, ?, ?)",
-                        [url, annotator, project.id, project.title, sha, run_id])
+    catalog.insert("ls_projects", {"base_url": url, "annotator": annotator, "project_id": project.id,
+                                   "title": project.title, "config_sha256": sha, "run_id": run_id})
     return int(project.id)
 
 
-def run_export(catalog: Catalog, annotators: list[str], media_root: Path,
-               feed_ids: list[str] | None = None) -> dict[str, int]:
+@stage("annotate-export", command="curate annotate export --annotators a,b", batched=True,
+       reads=("feeds", "videos", "comments", "media_outputs", "ls_projects", "ls_tasks"),
+       writes=("ls_projects", "ls_tasks"), summary="one Label Studio authoring project per annotator")
+def export_to_label_studio(run: StageRun, annotators: list[str], media_root: Path,
+                           feed_ids: list[str] | None = None) -> dict[str, int]:
+    catalog = run.db
     annotators = sorted({a.strip() for a in annotators if a.strip()})
     if not annotators:
-        raise AnnotationError("give at least one annotator: --annotators alice,bob")
+        raise UsageError("give at least one annotator: --annotators alice,bob")
     client = connect()
     url = base_url()
     feeds = [f for f in latest_feeds(catalog) if feed_ids is None or f.feed_id in feed_ids]
     if not feeds:
         raise AnnotationError("no feeds to export: run `curate feeds build` first")
-    label_config = LABEL_CONFIG.read_text(encoding="utf-8")
-    run = catalog.start_run("annotate-export", {"annotators": annotators, "base_url": url,
-                                                 "feeds": len(feeds)})
+    label_config = resource_text("authoring.xml")
+    run.params.update(annotators=annotators, base_url=url, feeds=len(feeds))
     sent = {(f, v) for f, v in catalog.con.execute(
         "SELECT feed_id, feed_version FROM ls_tasks WHERE base_url = ?", [url]).fetchall()}
     owner = dict(catalog.con.execute("SELECT feed_id, any_value(annotator) FROM ls_tasks "
                                      "WHERE base_url = ? GROUP BY 1", [url]).fetchall())
-    counts = {"feeds": len(feeds), "exported": 0, "already_exported": 0, "accounts_created": 0}
+    counts = run.counts
+    counts.update(feeds=len(feeds), exported=0, already_exported=0, accounts_created=0)
     for annotator in annotators:
         mine = [f for f in feeds if owner.get(f.feed_id, assign(f.feed_id, annotators)) == annotator]
         todo = [f for f in mine if (f.feed_id, f.version) not in sent]
         counts["already_exported"] += len(mine) - len(todo)
         counts["accounts_created"] += ensure_user(client, annotator)
         with catalog.transaction():
-            project_id = ensure_project(client, catalog, run.run_id, annotator, label_config, media_root)
+            project_id = ensure_project(client, catalog, str(run.run_id), annotator, label_config, media_root)
         if not todo:
             continue
         payload = [{"data": {"feed_html": render_feed(catalog, f, media_root),
@@ -109,10 +112,8 @@ def run_export(catalog: Catalog, annotators: list[str], media_root: Path,
             raise AnnotationError(f"Label Studio returned {len(task_ids)} task ids for {len(todo)} feeds")
         with catalog.transaction():
             for feed, task_id in zip(todo, task_ids, strict=True):
-                catalog.con.execute("INSERT INTO ls_tasks VALUES (?, ?, ?, ?, ?, ?, ?)",
-                                    [url, project_id, task_id, feed.feed_id, feed.version, annotator,
-                                     run.run_id])
+                catalog.insert("ls_tasks", {"base_url": url, "project_id": project_id, "ls_task_id": task_id,
+                                            "feed_id": feed.feed_id, "feed_version": feed.version,
+                                            "annotator": annotator, "run_id": run.run_id})
         counts["exported"] += len(todo)
-    run.counts = counts
-    catalog.finish_run(run)
     return counts

@@ -17,9 +17,12 @@ from typing import Any
 from curation.annotate.client import base_url, connect
 from curation.annotate.syntax import parse_feed_edits, parse_options, parse_platform_state
 from curation.annotate.taxonomy import Taxonomy, load_taxonomy
-from curation.catalog import Catalog, now
-from curation.feed_edit import edit_feed
-from curation.feeds import FeedError, load_feed
+from curation.core.catalog import Catalog, now
+from curation.core.config import FeedsConfig
+from curation.core.errors import FeedError
+from curation.core.stage import StageRun, stage
+from curation.corpus.feed_edit import edit_feed
+from curation.corpus.feeds import load_feed
 
 
 @dataclass
@@ -87,7 +90,7 @@ def validate(draft: Draft, feed_len: int, taxonomy: Taxonomy) -> tuple[dict[str,
 
 
 def _feed_for(catalog: Catalog, feed_id: str, base_version: int, edits: str | None,
-              author: str, previous: dict[str, Any] | None, config: dict[str, Any]
+              author: str, previous: dict[str, Any] | None, config: FeedsConfig
               ) -> tuple[int, int, list[str]]:
     """(feed version the task uses, its length, problems) after applying the annotator's edits."""
     base = load_feed(catalog, feed_id, base_version)
@@ -112,14 +115,19 @@ def _mint_task_id(catalog: Catalog, subcategory: str | None) -> str:
     return f"{prefix}_{(row[0] or 0) + 1}"
 
 
-def run_import(catalog: Catalog, feeds_config: dict[str, Any]) -> dict[str, int]:
+@stage("annotate-import", command="curate annotate import", batched=True,
+       reads=("ls_projects", "ls_tasks", "feeds", "tasks", "videos", "runs", "clusters", "cluster_members",
+              "keyword_sets", "embeddings"),
+       writes=("tasks", "feeds"), summary="annotations back as versioned tasks; feed edits as feed versions")
+def import_from_label_studio(run: StageRun, feeds_config: FeedsConfig) -> dict[str, int]:
+    catalog = run.db
     client = connect()
     url = base_url()
     taxonomy = load_taxonomy()
     projects = catalog.rows("SELECT * FROM ls_projects WHERE base_url = ? ORDER BY project_id", [url])
-    run = catalog.start_run("annotate-import", {"base_url": url, "projects": len(projects)})
-    counts = {"annotations": 0, "new": 0, "new_versions": 0, "unchanged": 0, "needs_fix": 0,
-              "skipped_by_annotator": 0}
+    run.params.update(base_url=url, projects=len(projects))
+    counts = run.counts
+    counts.update(annotations=0, new=0, new_versions=0, unchanged=0, needs_fix=0, skipped_by_annotator=0)
     for project in projects:
         for task in sorted(client.projects.exports.as_json(project["project_id"]), key=lambda t: t["id"]):
             data = task.get("data") or {}
@@ -152,20 +160,24 @@ def run_import(catalog: Catalog, feeds_config: dict[str, Any]) -> dict[str, int]
                 version = previous["version"] + 1 if previous and previous["task_id"] == task_id else 1
                 status = "needs_fix" if reasons else "ok"
                 with catalog.transaction():
-                    catalog.con.execute(
-                        f"INSERT INTO tasks VALUES ({', '.join('?' * 23)})",
-                        [task_id, version, author, data["feed_id"], int(data["feed_version"]), feed_version,
-                         draft.tier, draft.subcategory, fields["eval_type"], draft.instruction,
-                         json.dumps(fields["options"], ensure_ascii=False) if fields["options"] else None,
-                         json.dumps(fields["eval_config"], ensure_ascii=False) if fields["eval_config"] else None,
-                         draft.feed_edits, status, json.dumps(reasons, ensure_ascii=False) if reasons else None,
-                         project["project_id"], task["id"], annotation["id"], sha, annotation.get("lead_time"),
-                         _timestamp(annotation.get("updated_at")), run.run_id, now()])
+                    catalog.insert("tasks", {
+                        "task_id": task_id, "version": version, "author": author, "feed_id": data["feed_id"],
+                        "base_feed_version": int(data["feed_version"]), "feed_version": feed_version,
+                        "tier": draft.tier, "subcategory": draft.subcategory, "eval_type": fields["eval_type"],
+                        "instruction": draft.instruction, "options": _json_or_none(fields["options"]),
+                        "eval_config": _json_or_none(fields["eval_config"]), "feed_edits": draft.feed_edits,
+                        "status": status, "reasons": _json_or_none(reasons), "ls_project_id": project["project_id"],
+                        "ls_task_id": task["id"], "ls_annotation_id": annotation["id"], "annotation_sha256": sha,
+                        "lead_time_s": annotation.get("lead_time"),
+                        "annotated_at": _timestamp(annotation.get("updated_at")), "run_id": run.run_id,
+                        "created_at": now()})
                 counts["new" if version == 1 else "new_versions"] += 1
                 counts["needs_fix"] += status == "needs_fix"
-    run.counts = counts
-    catalog.finish_run(run)
     return counts
+
+
+def _json_or_none(value: Any) -> str | None:
+    return json.dumps(value, ensure_ascii=False) if value else None
 
 
 def _timestamp(text: str | None) -> datetime | None:

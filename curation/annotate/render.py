@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from curation.catalog import Catalog
-from curation.feeds import Feed
+from curation.core.catalog import Catalog
+from curation.corpus.feeds import Feed
 
 MAX_COMMENTS = 20
 

@@ -13,10 +13,15 @@ import os
 import subprocess
 from pathlib import Path
 
-from curation.config import PROJECT_ROOT
-from curation.services import wait_http
+from curation.core.config import load_config
+from curation.core.errors import PrerequisiteError
+from curation.core.services import wait_http
 
-LS_BIN = PROJECT_ROOT / ".venv-ls" / "bin" / "label-studio"
+
+def label_studio_bin() -> Path:
+    """Label Studio's own venv: `$LABEL_STUDIO_BIN`, else `.venv-ls` in the working directory
+    (where `make labelstudio` makes it)."""
+    return Path(os.environ.get("LABEL_STUDIO_BIN", ".venv-ls/bin/label-studio"))
 
 
 def wait_ready(url: str, timeout_s: float = 180, proc: subprocess.Popen | None = None) -> None:
@@ -25,15 +30,16 @@ def wait_ready(url: str, timeout_s: float = 180, proc: subprocess.Popen | None =
 
 def start_server(data_dir: Path, port: int, username: str, password: str, token: str,
                  media_root: Path | None = None, log: Path | None = None) -> subprocess.Popen:
-    if not LS_BIN.exists():
-        raise FileNotFoundError(f"{LS_BIN} is missing: run `make labelstudio-venv`")
+    binary = label_studio_bin()
+    if not binary.exists():
+        raise PrerequisiteError(f"{binary} is missing: run `make labelstudio` (it makes .venv-ls) "
+                                "or set LABEL_STUDIO_BIN")
     data_dir.mkdir(parents=True, exist_ok=True)
     env = {**os.environ,
            "LABEL_STUDIO_USERNAME": username, "LABEL_STUDIO_PASSWORD": password,
            "LABEL_STUDIO_USER_TOKEN": token, "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true",
            "LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN": "true", "LABEL_STUDIO_BASE_DATA_DIR": str(data_dir)}
     if media_root is not None:
-        media_root.mkdir(parents=True, exist_ok=True)
         # Label Studio refuses a storage path equal to its document root: serve the parent.
         env |= {"LABEL_STUDIO_LOCAL_FILES_SERVING_ENABLED": "true",
                 "LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT": str(media_root.resolve().parent)}
@@ -41,7 +47,7 @@ def start_server(data_dir: Path, port: int, username: str, password: str, token:
         env.pop(name, None)
     out = log.open("ab") if log else subprocess.DEVNULL
     return subprocess.Popen(
-        [str(LS_BIN), "start", "--no-browser", "--internal-host", "127.0.0.1", "--port", str(port),
+        [str(binary), "start", "--no-browser", "--internal-host", "127.0.0.1", "--port", str(port),
          "--data-dir", str(data_dir)],
         env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
         start_new_session=True)
@@ -50,8 +56,9 @@ def start_server(data_dir: Path, port: int, username: str, password: str, token:
 def main() -> None:
     parser = argparse.ArgumentParser(description="Run Label Studio for the curation toolkit.")
     parser.add_argument("--port", type=int, default=int(os.environ.get("LABEL_STUDIO_PORT", 8080)))
-    parser.add_argument("--data-dir", type=Path, default=PROJECT_ROOT / "build" / "labelstudio")
-    parser.add_argument("--media-root", type=Path, default=PROJECT_ROOT / "build" / "media")
+    parser.add_argument("--data-dir", type=Path, default=Path("build/labelstudio"))
+    parser.add_argument("--media-root", type=Path, default=Path(load_config().media.output_dir),
+                        help="normalised media served to annotators (default: [media] output_dir)")
     args = parser.parse_args()
     missing = [n for n in ("LABEL_STUDIO_USERNAME", "LABEL_STUDIO_PASSWORD", "LABEL_STUDIO_API_KEY")
                if not os.environ.get(n)]

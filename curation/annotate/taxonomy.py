@@ -5,13 +5,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
 import yaml
 
-from curation.config import PROJECT_ROOT
-
-TAXONOMY_FILE = PROJECT_ROOT / "annotation" / "taxonomy.yaml"
+from curation.core.resources import resource_text
 
 
 @dataclass(frozen=True)
@@ -34,8 +31,8 @@ class Taxonomy:
 
 
 @cache
-def load_taxonomy(path: Path = TAXONOMY_FILE) -> Taxonomy:
-    spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+def load_taxonomy() -> Taxonomy:
+    spec = yaml.safe_load(resource_text("taxonomy.yaml"))
     subs: dict[str, Subcategory] = {}
     for tier, body in spec["tiers"].items():
         for sub in body["subcategories"]:

@@ -1,3 +1,3 @@
-from curation.cli import app
+from curation.cli import main
 
-app()
+main()

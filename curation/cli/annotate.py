@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from curation.cli.base import app, config, fail, open_catalog
+from curation.cli.base import app, config, open_catalog
 
 annotate_app = typer.Typer(no_args_is_help=True, help="Authoring projects in Label Studio.")
 app.add_typer(annotate_app, name="annotate")
@@ -20,15 +20,10 @@ def annotate_export(
     feed: Annotated[list[str] | None, typer.Option(help="Only these feed ids (repeatable).")] = None,
 ) -> None:
     """One authoring project per annotator; each feed version is sent once."""
-    from curation.annotate.client import AnnotationError
-    from curation.annotate.export import run_export
+    from curation.annotate.export import export_to_label_studio
 
-    try:
-        with open_catalog() as cat:
-            counts = run_export(cat, annotators.split(","), Path(config()["media"]["output_dir"]), feed)
-    except AnnotationError as exc:
-        fail(str(exc))
-        return
+    with open_catalog() as cat:
+        counts = export_to_label_studio(cat, annotators.split(","), Path(config().media.output_dir), feed)
     typer.echo(f"{counts['feeds']:,} feeds: {counts['exported']:,} exported, "
                f"{counts['already_exported']:,} already in Label Studio; "
                f"{counts['accounts_created']} annotator accounts created")
@@ -37,15 +32,10 @@ def annotate_export(
 @annotate_app.command("import")
 def annotate_import() -> None:
     """Annotations back as versioned tasks; problems are kept as needs_fix with reasons."""
-    from curation.annotate.client import AnnotationError
-    from curation.annotate.importer import run_import
+    from curation.annotate.importer import import_from_label_studio
 
-    try:
-        with open_catalog() as cat:
-            counts = run_import(cat, config()["feeds"])
-    except AnnotationError as exc:
-        fail(str(exc))
-        return
+    with open_catalog() as cat:
+        counts = import_from_label_studio(cat, config().feeds)
     typer.echo(f"{counts['annotations']:,} annotations: {counts['new']:,} new tasks, "
                f"{counts['new_versions']:,} new versions, {counts['unchanged']:,} unchanged, "
                f"{counts['skipped_by_annotator']:,} skipped by the annotator; "
@@ -56,8 +46,7 @@ def annotate_import() -> None:
 def annotate_status() -> None:
     """Tasks by status, and every task that needs a fix with its reasons."""
     with open_catalog(read_only=True) as cat:
-        latest = cat.rows("SELECT * FROM latest_tasks "
-                          "ORDER BY task_id")
+        latest = cat.rows("SELECT * FROM latest_tasks ORDER BY task_id")
     by_status: dict[str, int] = {}
     for task in latest:
         by_status[task["status"]] = by_status.get(task["status"], 0) + 1
@@ -68,5 +57,3 @@ def annotate_status() -> None:
                        f"Label Studio task {task['ls_task_id']}):")
             for reason in json.loads(task["reasons"] or "[]"):
                 typer.echo(f"  - {reason}")
-
-

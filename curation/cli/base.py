@@ -1,15 +1,20 @@
-"""The Typer app and what every command shares: config, the catalog, one-line errors."""
+"""The Typer app, what every command shares (config, the catalog), and the one error
+boundary: a `CurationError` becomes one line on stderr and its exit code (1 bad input,
+2 usage); anything else is a bug and keeps its traceback."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
+import click
 import typer
 from rich.console import Console
 
-from curation.catalog import Catalog
-from curation.config import load_config
+from curation.core.catalog import Catalog
+from curation.core.config import Config, load_config
+from curation.core.errors import CurationError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="LivingScreen curation toolkit: corpora -> catalog -> feeds -> releases.")
@@ -17,36 +22,42 @@ console = Console()
 STATE: dict[str, Any] = {}
 
 
-def fail(message: str, code: int = 2) -> None:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(code)
-
-
-def config() -> dict[str, Any]:
+def config() -> Config:
     return STATE["config"]
 
 
 def catalog_path() -> Path:
-    return STATE.get("catalog") or Path(config()["catalog"]["path"])
+    return STATE.get("catalog") or Path(config().catalog.path)
 
 
 def open_catalog(read_only: bool = False) -> Catalog:
-    try:
-        return Catalog(catalog_path(), read_only=read_only)
-    except FileNotFoundError as exc:
-        fail(str(exc))
-        raise
+    return Catalog(catalog_path(), read_only=read_only)
 
 
 @app.callback()
-def main(
-    catalog: Annotated[Path | None, typer.Option(help="Catalog file (default from config).")] = None,
-    config_file: Annotated[Path | None, typer.Option("--config", help="TOML laid over curation.toml.")] = None,
+def main_options(
+    catalog: Annotated[Path | None, typer.Option(help="Catalog file (default: [catalog] path).")] = None,
+    config_file: Annotated[Path | None, typer.Option(
+        "--config", help="TOML laid over the defaults (default: $CURATE_CONFIG or ./curation.toml).")] = None,
 ) -> None:
-    try:
-        STATE["config"] = load_config(config_file)
-    except (FileNotFoundError, ValueError) as exc:
-        fail(str(exc))
+    STATE["config"] = load_config(config_file)
     STATE["catalog"] = catalog
 
 
+def main(argv: list[str] | None = None) -> None:
+    """`curate`: run the command; user-facing failures are one line, bugs keep their traceback."""
+    command = typer.main.get_command(app)
+    try:
+        code = command.main(args=argv, prog_name="curate", standalone_mode=False)
+    except CurationError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        print("error: stopped", file=sys.stderr)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    sys.exit(code if isinstance(code, int) else 0)

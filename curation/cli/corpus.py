@@ -1,4 +1,4 @@
-"""Commands over the corpus: ingest, inspect, keywords, embeddings, clusters."""
+"""Commands over the corpus: ingest, status, explain, describe, config, keywords, embeddings, clusters."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from typing import Annotated
 
 import typer
 
-from curation.cli.base import app, catalog_path, config, console, fail, open_catalog
+from curation.cli.base import app, catalog_path, config, console, open_catalog
+from curation.core.errors import CurationError
 
 
 @app.command()
@@ -19,19 +20,15 @@ def ingest(
     dry_run: Annotated[bool, typer.Option(help="Validate and count; write nothing.")] = False,
 ) -> None:
     """Load a corpus into the catalog; bad records go to `rejects` with their reason."""
-    from curation.ingest import ingest_path
-    from curation.ingest.generic import MappingError
+    from curation.ingest import check_arguments, ingest_path
 
-    max_bytes = int(config()["ingest"]["max_field_bytes"])
-    try:
-        if dry_run:
-            result = ingest_path(None, adapter, path, mapping=mapping, max_field_bytes=max_bytes)
-        else:
-            with open_catalog() as cat:
-                result = ingest_path(cat, adapter, path, mapping=mapping, max_field_bytes=max_bytes)
-    except (FileNotFoundError, ValueError, MappingError) as exc:
-        fail(str(exc))
-        return
+    max_bytes = config().ingest.max_field_bytes
+    check_arguments(adapter, path, mapping)  # before the catalog file is made
+    if dry_run:
+        result = ingest_path(None, adapter, path, mapping=mapping, max_field_bytes=max_bytes)
+    else:
+        with open_catalog() as cat:
+            result = ingest_path(cat, adapter, path, mapping=mapping, max_field_bytes=max_bytes)
     typer.echo(result.summary())
     for reason, count in sorted((result.rejects_by_reason or {}).items(), key=lambda x: -x[1]):
         typer.echo(f"  rejected {count:,}: {reason}")
@@ -39,49 +36,59 @@ def ingest(
 
 @app.command()
 def status() -> None:
-    """Per-source counts, rejects by reason, recent runs."""
-    from curation.inspect import status_report
+    """Per-source counts, rejects by reason, recent runs (failed ones with their error)."""
+    from curation.status import status_report
 
     with open_catalog(read_only=True) as cat:
         console.print(status_report(cat))
 
 
 @app.command()
-def explain(record_id: Annotated[str, typer.Argument(help="A video_id, or a raw_ref of a reject.")]) -> None:
-    """A video's record, its comments count and runs; or why a record was rejected."""
-    from curation.inspect import explain_record
+def explain(record_id: Annotated[str, typer.Argument(help="A video_id, task_id, or a raw_ref of a reject.")]) -> None:
+    """A video's record, its comments count and runs; a task's versions; or why a record was rejected."""
+    from curation.status import explain_record
 
     with open_catalog(read_only=True) as cat:
         text = explain_record(cat, record_id)
     if text is None:
-        fail(f"{record_id} is neither a video in the catalog nor a rejected record", 1)
+        raise CurationError(f"{record_id} is neither a video, a task nor a rejected record in the catalog")
     typer.echo(text)
 
 
 @app.command()
 def describe() -> None:
     """Each stage: the command, the catalog tables it reads and writes, and their row counts."""
-    from curation.stages import STAGES
+    from curation.core.stage import all_stages
 
+    stages = all_stages()
     counts: dict[str, int] = {}
     if catalog_path().exists():
         with open_catalog(read_only=True) as cat:
-            for table in {t for s in STAGES for t in (*s.reads, *s.writes) if " " not in t}:
-                counts[table] = int(cat.con.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
-    for stage in STAGES:
-        def show(tables: tuple[str, ...]) -> str:
-            return ", ".join(f"{t} ({counts[t]:,})" if t in counts else t for t in tables)
-        typer.echo(f"{stage.name:<11} {stage.command}\n            {stage.summary}\n"
-                   f"            reads: {show(stage.reads)}\n            writes: {show(stage.writes)}")
+            present = set(cat.tables())
+            for table in sorted({t for s in stages for t in (*s.reads, *s.writes)} & present):
+                counts[table] = int(cat.scalar(f"SELECT count(*) FROM {table}"))
+    for stage in stages:
+        typer.echo(stage.describe(counts))
+
+
+@app.command("config")
+def show_config(
+    defaults: Annotated[bool, typer.Option(help="The built-in defaults, ignoring files and environment.")] = False,
+) -> None:
+    """The configuration in force, as TOML (a starting point for your own --config file)."""
+    from curation.core.config import Config
+    from curation.core.config_toml import config_toml
+
+    typer.echo(config_toml(Config() if defaults else config()), nl=False)
 
 
 @app.command()
 def keywords() -> None:
     """Each video's keyword set, with the origin of every keyword."""
-    from curation.keywords import run_keywords
+    from curation.corpus.keywords import build_keyword_sets
 
     with open_catalog() as cat:
-        counts = run_keywords(cat, config()["keywords"])
+        counts = build_keyword_sets(cat, config().keywords)
     typer.echo(f"{counts['videos']:,} videos: {counts['changed']:,} keyword sets changed, "
                f"{counts['empty']:,} without any keyword")
 
@@ -89,14 +96,10 @@ def keywords() -> None:
 @app.command()
 def embed() -> None:
     """Embed keyword sets with the configured model; cached texts are not encoded again."""
-    from curation.embed import run_embed
+    from curation.corpus.embed import embed_keyword_sets
 
-    try:
-        with open_catalog() as cat:
-            counts = run_embed(cat, config()["embedding"])
-    except ValueError as exc:
-        fail(str(exc))
-        return
+    with open_catalog() as cat:
+        counts = embed_keyword_sets(cat, config().embedding)
     typer.echo(f"{counts['texts_encoded']:,} texts encoded, {counts['texts_cached']:,} cached "
                f"in all, for {counts['videos_with_keywords']:,} videos with keywords")
 
@@ -106,22 +109,18 @@ def cluster(
     report: Annotated[bool, typer.Option(help="Write build/reports/clusters.html.")] = False,
 ) -> None:
     """HDBSCAN clusters of keyword-set embeddings, with quality against human labels."""
-    from curation.cluster import run_cluster
+    from curation.corpus.cluster import cluster_videos
 
-    try:
-        with open_catalog() as cat:
-            result = run_cluster(cat, config()["cluster"], config()["embedding"]["model"])
-            counts = cat.rows("SELECT counts FROM runs WHERE run_id = ?", [result.run_id])[0]
-            if report:
-                from curation.embed import model_id_for
-                from curation.reports import cluster_report
+    with open_catalog() as cat:
+        result = cluster_videos(cat, config().cluster, config().embedding.model)
+        counts = cat.scalar("SELECT counts FROM runs WHERE run_id = ?", [result.run_id])
+        if report:
+            from curation.corpus.embed import model_id_for
+            from curation.reports import cluster_report
 
-                path = cluster_report(cat, result.run_id, model_id_for(config()["embedding"]["model"]),
-                                      Path(config()["reports"]["dir"]) / "clusters.html")
-    except ValueError as exc:
-        fail(str(exc))
-        return
-    stats = json.loads(counts["counts"] or "{}")
+            path = cluster_report(cat, result.run_id, model_id_for(config().embedding.model),
+                                  Path(config().reports.dir) / "clusters.html")
+    stats = json.loads(counts or "{}")
     typer.echo(f"cluster run {result.run_id}{' (inputs unchanged: reused)' if result.reused else ''}: "
                f"{stats.get('clusters', 0):,} clusters over {stats.get('videos', 0):,} videos, "
                f"noise {stats.get('noise', 0) / max(stats.get('videos', 1), 1):.1%}")
@@ -135,5 +134,3 @@ def cluster(
                    f"clustered events split across clusters ({stats['fakesv_events']:,} events in all)")
     if report:
         typer.echo(f"  report: {path}")
-
-

@@ -8,7 +8,8 @@ from typing import Annotated, Any
 
 import typer
 
-from curation.cli.base import app, config, fail, open_catalog
+from curation.cli.base import app, config, open_catalog
+from curation.core.errors import UsageError
 
 feeds_app = typer.Typer(no_args_is_help=True, help="Build, edit and export feeds.")
 app.add_typer(feeds_app, name="feeds")
@@ -22,82 +23,81 @@ def feeds_build(
     report: Annotated[bool, typer.Option(help="Write build/reports/feeds.html.")] = False,
 ) -> None:
     """Anchor cluster + r in [50%, 200%] unrelated distractors, shuffled."""
-    from curation.feed_export import feeds_report
-    from curation.feeds import FeedError, run_build
+    from curation.corpus.feed_export import feeds_report
+    from curation.corpus.feeds import build_feed_set
 
-    cfg = config()["feeds"]
-    try:
-        with open_catalog() as cat:
-            counts = run_build(cat, cfg, n, seed, replace=replace)
-            if report:
-                path = feeds_report(cat, Path(config()["reports"]["dir"]) / "feeds.html",
-                                    cfg["ratio_min"], cfg["ratio_max"])
-    except FeedError as exc:
-        fail(str(exc))
-        return
+    cfg = config().feeds
+    with open_catalog() as cat:
+        counts = build_feed_set(cat, cfg, n, seed, replace=replace)
+        if report:
+            path = feeds_report(cat, Path(config().reports.dir) / "feeds.html", cfg.ratio_min, cfg.ratio_max)
     typer.echo(f"{counts['feeds']:,} feeds (seed {seed}) from cluster run {counts['cluster_run']}: "
                f"{counts['written']:,} written" + ("" if counts["written"] else " (already up to date)"))
     if report:
         typer.echo(f"  report: {path}")
 
 
-def _positions(text: str) -> list[int]:
-    try:
-        return [int(p) - 1 for p in text.replace(" ", "").split(",") if p]
-    except ValueError:
-        fail(f"positions must be 1-based integers separated by commas, got {text!r}")
-        raise
+def _positions(text: str, option: str) -> list[int]:
+    """1-based positions as typed ('2,5' or '2-4') into 0-based ones."""
+    out: list[int] = []
+    for token in text.replace(" ", "").split(","):
+        if not token:
+            continue
+        first, dash, last = token.partition("-")
+        if not first.isdigit() or (dash and not last.isdigit()):
+            raise UsageError(f"{option}: positions are 1-based numbers separated by commas ('2,5' or '2-4'), "
+                             f"got {text!r}")
+        out.extend(range(int(first) - 1, int(last if dash else first)))
+    return out
 
 
 @feeds_app.command("edit")
 def feeds_edit(
     feed_id: str,
     reorder: Annotated[str | None, typer.Option(help="New order, 1-based: '3,1,2,...'.")] = None,
-    delete: Annotated[str | None, typer.Option(help="Positions to delete, 1-based: '2,5'.")] = None,
+    delete: Annotated[str | None, typer.Option(help="Positions to delete, 1-based: '2,5' or '2-4'.")] = None,
     swap: Annotated[list[str] | None, typer.Option(
         help="Replace a position (1-based) with a sampled distractor, or POS=VIDEO_ID.")] = None,
     author: Annotated[str | None, typer.Option(help="Who made the edit.")] = None,
 ) -> None:
     """Make a new version of a feed; earlier versions stay readable."""
-    from curation.feed_edit import edit_feed
-    from curation.feeds import FeedError
+    from curation.corpus.feed_edit import edit_feed
+    from curation.corpus.feed_export import format_ratio
 
     ops: list[dict[str, Any]] = []
     if delete:
-        ops.append({"op": "delete", "positions": _positions(delete)})
+        ops.append({"op": "delete", "positions": _positions(delete, "--delete")})
     for item in swap or []:
         pos, _, video = item.partition("=")
-        ops.append({"op": "swap", "position": _positions(pos)[0], **({"video_id": video} if video else {})})
+        positions = _positions(pos, "--swap")
+        if len(positions) != 1:
+            raise UsageError(f"--swap takes one position (or POS=VIDEO_ID), got {item!r}")
+        ops.append({"op": "swap", "position": positions[0], **({"video_id": video} if video else {})})
     if reorder:
-        ops.append({"op": "reorder", "order": _positions(reorder)})
-    try:
-        with open_catalog() as cat:
-            feed = edit_feed(cat, feed_id, ops, config()["feeds"], author=author)
-    except FeedError as exc:
-        fail(str(exc))
-        return
+        ops.append({"op": "reorder", "order": _positions(reorder, "--reorder")})
+    if not ops:
+        raise UsageError("give --reorder, --delete or --swap")
+    with open_catalog() as cat:
+        feed = edit_feed(cat, feed_id, ops, config().feeds, author=author)
     typer.echo(f"{feed.feed_id} version {feed.version}: {len(feed.video_feed)} videos, "
-               f"ratio {feed.ratio:.2f}")
+               f"ratio {format_ratio(feed.ratio)}")
 
 
 @feeds_app.command("show")
 def feeds_show(feed_id: str, version: Annotated[int | None, typer.Option()] = None) -> None:
     """Print one feed (latest version unless --version)."""
-    from curation.feeds import FeedError, load_feed
+    from curation.corpus.feeds import load_feed
 
-    try:
-        with open_catalog(read_only=True) as cat:
-            typer.echo(load_feed(cat, feed_id, version).to_json(), nl=False)
-    except FeedError as exc:
-        fail(str(exc))
+    with open_catalog(read_only=True) as cat:
+        typer.echo(load_feed(cat, feed_id, version).to_json(), nl=False)
 
 
 @feeds_app.command("export")
 def feeds_export(out_dir: Annotated[Path, typer.Argument(help="Folder to write into.")]) -> None:
     """One JSON per feed (latest version) plus feeds.jsonl."""
-    from curation.feed_export import export_feeds
+    from curation.corpus.feed_export import export_feeds
 
-    with open_catalog(read_only=True) as cat:
+    with open_catalog() as cat:
         feeds = export_feeds(cat, out_dir)
     typer.echo(f"{len(feeds):,} feeds written to {out_dir}/")
 
@@ -105,18 +105,16 @@ def feeds_export(out_dir: Annotated[Path, typer.Argument(help="Folder to write i
 @feeds_app.command("drift")
 def feeds_drift(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Feeds whose distractor ratio left the design range after edits."""
-    from curation.feed_export import ratio_drift
+    from curation.corpus.feed_export import format_ratio, ratio_drift
 
-    cfg = config()["feeds"]
+    cfg = config().feeds
     with open_catalog(read_only=True) as cat:
-        drift = ratio_drift(cat, cfg["ratio_min"], cfg["ratio_max"])
+        drift = ratio_drift(cat, cfg.ratio_min, cfg.ratio_max)
     if as_json:
         typer.echo(json.dumps(drift, ensure_ascii=False, indent=2))
         return
     for item in drift["drifted"]:
-        typer.echo(f"{item['feed_id']} v{item['version']}: ratio {item['ratio']:.2f} "
+        typer.echo(f"{item['feed_id']} v{item['version']}: ratio {format_ratio(item['ratio'])} "
                    f"({item['other_videos']} other / {item['keyword_videos']} keyword videos)")
-    typer.echo(f"{drift['outside']} of {drift['feeds']} feeds outside [{cfg['ratio_min']}, "
-               f"{cfg['ratio_max']}] ({drift['edited']} edited)")
-
-
+    typer.echo(f"{drift['outside']} of {drift['feeds']} feeds outside [{cfg.ratio_min}, "
+               f"{cfg.ratio_max}] ({drift['edited']} edited)")

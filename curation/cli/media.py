@@ -8,14 +8,14 @@ from typing import Annotated
 
 import typer
 
-from curation.cli.base import app, config, fail, open_catalog
+from curation.cli.base import app, config, open_catalog
 
 media_app = typer.Typer(no_args_is_help=True, help="Link, probe and normalise video files.")
 app.add_typer(media_app, name="media")
 
 
 def _workers(requested: int | None) -> int:
-    value = requested if requested is not None else int(config()["media"].get("workers") or 0)
+    value = requested if requested is not None else config().media.workers
     return value if value > 0 else (os.cpu_count() or 1)
 
 
@@ -26,17 +26,10 @@ def media_scan(
     dry_run: Annotated[bool, typer.Option(help="Report matches; link nothing.")] = False,
 ) -> None:
     """Match files to catalog videos by native id; report what matched and what did not."""
-    from curation.media.files import MediaError
-    from curation.media.scan import scan_media, write_scan
+    from curation.media.scan import scan_media
 
-    try:
-        with open_catalog() as cat:
-            result = scan_media(cat, folder, source, config()["media"])
-            if not dry_run:
-                write_scan(cat, result, folder, source)
-    except MediaError as exc:
-        fail(str(exc))
-        return
+    with open_catalog() as cat:
+        result = scan_media(cat, folder, source, config().media, dry_run=dry_run)
     typer.echo(f"{result.files_seen:,} files: {len(result.matched):,} matched, "
                f"{len(result.unmatched_files):,} with no catalog video, {len(result.rejected):,} rejected; "
                f"{result.videos_without_file:,} {source} videos have no file"
@@ -50,10 +43,10 @@ def media_scan(
 @media_app.command("probe")
 def media_probe(workers: Annotated[int | None, typer.Option(help="Parallel probes.")] = None) -> None:
     """ffprobe every linked file: codecs, geometry, rotation, frame rate, duration, sha256."""
-    from curation.media.probe import run_probe
+    from curation.media.probe import probe_media
 
     with open_catalog() as cat:
-        counts = run_probe(cat, config()["media"], _workers(workers))
+        counts = probe_media(cat, config().media, _workers(workers))
     typer.echo(f"{counts['files']:,} files: {counts['probed']:,} probed, {counts['unchanged']:,} "
                f"unchanged, {counts['rejected']:,} rejected (curate status lists why)")
 
@@ -64,10 +57,10 @@ def media_normalise(
     dry_run: Annotated[bool, typer.Option(help="Say what would be transcoded.")] = False,
 ) -> None:
     """Transcode to the canvas (H.264/AAC, CFR, letterboxed), with poster and 1-fps keyframes."""
-    from curation.media.normalise import run_normalise
+    from curation.media.normalise import normalise_media
 
     with open_catalog() as cat:
-        counts = run_normalise(cat, config()["media"], _workers(workers), dry_run=dry_run)
+        counts = normalise_media(cat, config().media, _workers(workers), dry_run=dry_run)
     if dry_run:
         typer.echo(f"{counts['to_do']:,} to transcode, {counts['skipped']:,} up to date, "
                    f"{counts['rejected']:,} rejected at probe (dry run)")
@@ -82,15 +75,8 @@ def media_register_synthetic(
     generator: Annotated[str, typer.Option(help="The generator's name, recorded with each video.")],
 ) -> None:
     """Add generated videos as synthetic = true, linked to their files."""
-    from curation.media.files import MediaError
     from curation.media.synthetic import register_synthetic
 
-    try:
-        with open_catalog() as cat:
-            result = register_synthetic(cat, folder, generator, config()["media"])
-    except MediaError as exc:
-        fail(str(exc))
-        return
+    with open_catalog() as cat:
+        result = register_synthetic(cat, folder, generator, config().media)
     typer.echo(result.summary())
-
-

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from curation.cli.base import app, config, fail, open_catalog
+from curation.cli.base import app, config, open_catalog
 
 qc_app = typer.Typer(no_args_is_help=True, help="Quality control of tasks.")
 app.add_typer(qc_app, name="qc")
@@ -21,26 +21,17 @@ def qc_validate(
     as_json: Annotated[bool, typer.Option("--json", help="Defects as a JSON array.")] = False,
 ) -> None:
     """Structural checks; exit status 1 when any error is found."""
-    from curation.qc.runner_format import RunnerFormatError, load_runner_dir
-    from curation.qc.validate import catalog_tasks, validate_tasks
+    from curation.qc.runner_format import load_runner_dir
+    from curation.qc.validate import validate_catalog, validate_tasks
 
-    cfg = config()["feeds"]
+    cfg = config().feeds
     skipped = 0
-    try:
-        if livingscreen is not None:
-            tasks = load_runner_dir(livingscreen)
-            defects = validate_tasks(tasks, ratio_range=(cfg["ratio_min"], cfg["ratio_max"]))
-        else:
-            with open_catalog(read_only=True) as cat:
-                tasks, skipped = catalog_tasks(cat)
-                known = {r[0] for r in cat.con.execute("SELECT video_id FROM videos").fetchall()}
-                durations = dict(cat.con.execute(
-                    "SELECT video_id, duration_s FROM videos WHERE duration_s IS NOT NULL").fetchall())
-                defects = validate_tasks(tasks, known_videos=known, durations=durations,
-                                         ratio_range=(cfg["ratio_min"], cfg["ratio_max"]))
-    except RunnerFormatError as exc:
-        fail(str(exc))
-        return
+    if livingscreen is not None:
+        tasks = load_runner_dir(livingscreen)
+        defects = validate_tasks(tasks, ratio_range=(cfg.ratio_min, cfg.ratio_max))
+    else:
+        with open_catalog() as cat:
+            tasks, defects, skipped = validate_catalog(cat, cfg)
     errors = sum(d.severity == "error" for d in defects)
     if as_json:
         typer.echo(json.dumps([d.as_dict() for d in defects], ensure_ascii=False, indent=2))
@@ -56,18 +47,13 @@ def qc_validate(
 @qc_app.command("shortcut")
 def qc_shortcut(report: Annotated[bool, typer.Option(help="Write the HTML report.")] = True) -> None:
     """Show each task's metadata-only view to the inspectors; discard what they solve."""
-    from curation.qc.shortcut import run_shortcut
+    from curation.qc.shortcut import filter_shortcuts
     from curation.qc.shortcut_report import PAPER_RETENTION, write_report
 
-    cfg = config()["qc"]["shortcut"]
-    try:
-        with open_catalog() as cat:
-            counts = run_shortcut(cat, cfg)
-            path = write_report(cat, Path(cfg["report"]), cfg["rule"],
-                                bool(cfg.get("robust_cannot_determine_discards"))) if report else None
-    except ValueError as exc:
-        fail(str(exc))
-        return
+    cfg = config().qc.shortcut
+    with open_catalog() as cat:
+        counts = filter_shortcuts(cat, cfg)
+        path = write_report(cat, Path(cfg.report), cfg.rule, cfg.robust_cannot_determine_discards) if report else None
     judged = counts["passed"] + counts["discarded"]
     typer.echo(f"{counts['tasks']:,} tasks: {counts['passed']:,} passed, {counts['discarded']:,} discarded"
                f" (retention {counts['passed'] / max(judged, 1):.1%}; the paper kept {PAPER_RETENTION:.1%}), "
@@ -77,5 +63,3 @@ def qc_shortcut(report: Annotated[bool, typer.Option(help="Write the HTML report
         typer.echo(f"  report: {path}")
     if counts["undecided"]:
         raise typer.Exit(1)
-
-

@@ -3,38 +3,53 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from curation.catalog import Catalog
+from curation.core.catalog import Catalog
+from curation.core.errors import InputError, UsageError
+from curation.core.stage import StageRun, stage
 from curation.ingest import fakesv, kuairec, livebot
 from curation.ingest.generic import Mapping, read_generic
-from curation.ingest.load import IngestResult, run_ingest
+from curation.ingest.load import IngestResult, merge_records
 
 ADAPTERS = ("fakesv", "kuairec", "livebot", "generic")
 
 
-def ingest_path(catalog: Catalog | None, adapter: str, path: Path, *,
-                mapping: Path | None = None, max_field_bytes: int = 1_048_576) -> IngestResult:
-    """Ingest `path` with `adapter`; `catalog=None` validates and counts only."""
+def check_arguments(adapter: str, path: Path, mapping: Path | None = None, max_field_bytes: int = 0) -> None:
+    if adapter not in ADAPTERS:
+        raise UsageError(f"unknown adapter {adapter!r}; choose one of {', '.join(ADAPTERS)}")
+    if adapter == "generic" and mapping is None:
+        raise UsageError("the generic adapter needs --mapping FILE")
     if not path.exists():
-        raise FileNotFoundError(f"{path} does not exist")
-    params: dict[str, Any] = {"adapter": adapter, "path": str(path),
-                              "max_field_bytes": max_field_bytes}
+        raise InputError(f"{path} does not exist")
+    if adapter == "livebot" and not path.is_dir():
+        raise InputError(f"livebot expects the corpus folder, got the file {path}")
+    if adapter != "livebot" and not path.is_file():
+        raise InputError(f"{adapter} expects a file, got the folder {path}")
+    if mapping is not None and not mapping.is_file():
+        raise InputError(f"mapping file {mapping} does not exist")
+
+
+@stage("ingest", command="curate ingest <adapter> <path>", reads=("corpus file", "videos", "rejects"),
+       writes=("videos", "comments", "rejects"), summary="public corpora into the catalog, bad records rejected",
+       check=check_arguments)
+def ingest_corpus(run: StageRun, adapter: str, path: Path, mapping: Path | None = None,
+                  max_field_bytes: int = 1_048_576) -> IngestResult:
+    run.params.update(adapter=adapter, path=str(path), max_field_bytes=max_field_bytes)
     if adapter == "fakesv":
         source, records = fakesv.SOURCE, fakesv.read_fakesv(path)
     elif adapter == "kuairec":
         source, records = kuairec.SOURCE, kuairec.read_kuairec(path)
     elif adapter == "livebot":
-        if not path.is_dir():
-            raise ValueError(f"livebot expects the corpus folder, got the file {path}")
         source, records = livebot.SOURCE, livebot.read_livebot(path)
-    elif adapter == "generic":
-        if mapping is None:
-            raise ValueError("the generic adapter needs --mapping FILE")
-        spec = Mapping.load(mapping)
-        params["mapping"] = str(mapping)
-        source, records = spec.source, read_generic(path, spec)
     else:
-        raise ValueError(f"unknown adapter {adapter!r}; choose one of {', '.join(ADAPTERS)}")
-    return run_ingest(catalog, source, records, stage_params=params, file_key=path.name,
-                      max_field_bytes=max_field_bytes)
+        assert mapping is not None
+        spec = Mapping.load(mapping)
+        run.params["mapping"] = str(mapping)
+        source, records = spec.source, read_generic(path, spec)
+    return merge_records(run, source, records, file_key=path.name, max_field_bytes=max_field_bytes)
+
+
+def ingest_path(catalog: Catalog | None, adapter: str, path: Path, *, mapping: Path | None = None,
+                max_field_bytes: int = 1_048_576) -> IngestResult:
+    """Ingest `path` with `adapter`; `catalog=None` validates and counts only."""
+    return ingest_corpus(catalog, adapter, path, mapping, max_field_bytes)

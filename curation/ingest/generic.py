@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from curation.core.errors import InputError
 from curation.ingest.readers import READERS
 from curation.ingest.records import VIDEO_FIELDS, RecordError, SourceRecord
 from curation.ingest.text import extract_hashtags, missing_to_none, parse_list_string, strip_html
@@ -16,7 +17,7 @@ from curation.ingest.text import extract_hashtags, missing_to_none, parse_list_s
 EXTRACTORS = ("hashtags", "list", "split")
 
 
-class MappingError(ValueError):
+class MappingError(InputError):
     """The mapping file itself is wrong; nothing was ingested."""
 
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from curation.catalog import Catalog
+from curation.core.progress import note
+from curation.core.stage import StageRun
 from curation.ingest.records import RecordError, SourceRecord, normalise_record
-from curation.progress import note, progress
 
 VIDEO_COLUMNS = (
     "video_id", "source", "native_id", "title", "description", "hashtags", "keywords",
@@ -67,12 +67,11 @@ def _reason_kind(reason: str) -> str:
     return reason.split(":")[0].split(" (")[0]
 
 
-def run_ingest(catalog: Catalog | None, source: str, records: Iterable[SourceRecord], *,
-               stage_params: dict[str, Any], file_key: str, max_field_bytes: int,
-               total: int | None = None) -> IngestResult:
-    """Normalise `records` and merge them into `catalog` (None: dry run, write nothing).
+def merge_records(run: StageRun, source: str, records: Iterable[SourceRecord], *, file_key: str,
+                  max_field_bytes: int, total: int | None = None) -> IngestResult:
+    """Normalise `records` and merge them into the run's catalog (a dry run writes nothing).
 
-    `file_key` names the input file; rejects are kept per (source, file) so that a
+    `file_key` names the input file; rejects are kept per (stage, source, file) so that a
     re-run replaces the rejects of its own file and no other.
     """
     videos: list[dict[str, Any]] = []
@@ -80,7 +79,7 @@ def run_ingest(catalog: Catalog | None, source: str, records: Iterable[SourceRec
     rejects: list[tuple[str, str, bytes, str | None]] = []
     first_seen: dict[str, str] = {}
     read = 0
-    for record in progress(records, f"ingest {source}", total):
+    for record in run.progress(records, f"ingest {source}", total):
         read += 1
         try:
             row, row_comments = normalise_record(source, record, max_field_bytes)
@@ -99,12 +98,13 @@ def run_ingest(catalog: Catalog | None, source: str, records: Iterable[SourceRec
     by_reason: dict[str, int] = {}
     for _, reason, _, _ in rejects:
         by_reason[_reason_kind(reason)] = by_reason.get(_reason_kind(reason), 0) + 1
-    result = IngestResult(None, read, len(videos), len(rejects), rejects_by_reason=by_reason)
-    if catalog is None:
+    result = IngestResult(run.run_id, read, len(videos), len(rejects), rejects_by_reason=by_reason)
+    run.counts.update(read=read, accepted=result.accepted, rejected=result.rejected,
+                      rejects_by_reason=by_reason)
+    if run.dry_run:
         return result
 
-    run = catalog.start_run("ingest", stage_params)
-    result.run_id = run.run_id
+    catalog = run.db
     for row in videos:
         row["ingest_run"] = run.run_id
     for row in comments:
@@ -131,31 +131,26 @@ def run_ingest(catalog: Catalog | None, source: str, records: Iterable[SourceRec
         ).fetchone() or (0, 0)
         con.execute("DELETE FROM videos WHERE video_id IN (SELECT video_id FROM changed)")
         con.execute("DELETE FROM comments WHERE video_id IN (SELECT video_id FROM changed)")
-        cols = ", ".join(VIDEO_COLUMNS)
-        con.execute(f"INSERT INTO videos ({cols}) SELECT {cols} FROM incoming "
-                    "WHERE video_id IN (SELECT video_id FROM changed)")
-        ccols = ", ".join(COMMENT_COLUMNS)
-        con.execute(f"INSERT INTO comments ({ccols}) SELECT {ccols} FROM incoming_comments "
-                    "WHERE video_id IN (SELECT video_id FROM changed)")
+        catalog.insert_staged("videos", "incoming", VIDEO_COLUMNS,
+                              "WHERE video_id IN (SELECT video_id FROM changed)")
+        catalog.insert_staged("comments", "incoming_comments", COMMENT_COLUMNS,
+                              "WHERE video_id IN (SELECT video_id FROM changed)")
         # Rejects mirror the file's current state: ones that no longer occur go,
         # ones already recorded keep their original run id.
         con.execute("""
-                DELETE FROM rejects r WHERE r.stage = 'ingest' AND r.source = ?
+                DELETE FROM rejects r WHERE r.stage = ? AND r.source = ?
                   AND starts_with(r.raw_ref, ? || ':') AND NOT EXISTS (
                     SELECT 1 FROM incoming_rejects i
                     WHERE i.raw_ref = r.raw_ref AND i.reason = r.reason AND i.raw = r.raw)""",
-                    [source, file_key])
+                    [run.stage, source, file_key])
         con.execute("""
-                INSERT INTO rejects SELECT ?, 'ingest', ?, i.raw_ref, i.record_id, i.reason, i.raw
+                INSERT INTO rejects (run_id, stage, source, raw_ref, record_id, reason, raw)
+                SELECT ?, ?, ?, i.raw_ref, i.record_id, i.reason, i.raw
                 FROM incoming_rejects i WHERE NOT EXISTS (
-                    SELECT 1 FROM rejects r WHERE r.stage = 'ingest' AND r.source = ?
-                    AND r.raw_ref = i.raw_ref AND r.reason = i.reason AND r.raw = i.raw)""",
-                    [run.run_id, source, source])
+                    SELECT 1 FROM rejects r WHERE r.stage = ? AND r.source = ? AND r.raw_ref = i.raw_ref)""",
+                    [run.run_id, run.stage, source, run.stage, source])
         con.execute("DROP TABLE changed")
-        result.new, result.updated = int(new), int(updated)
-        result.unchanged = result.accepted - result.new - result.updated
-        run.counts = {"read": read, "accepted": result.accepted, "rejected": result.rejected,
-                      "new": result.new, "updated": result.updated,
-                      "unchanged": result.unchanged, "rejects_by_reason": by_reason}
-        catalog.finish_run(run)
+    result.new, result.updated = int(new), int(updated)
+    result.unchanged = result.accepted - result.new - result.updated
+    run.counts.update(new=result.new, updated=result.updated, unchanged=result.unchanged)
     return result

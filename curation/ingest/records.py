@@ -204,6 +204,12 @@ def normalise_record(source: str, record: SourceRecord, max_field_bytes: int
     row["published_at"] = _clean_time(fields.get("published_at"), "published_at")
     row["synthetic"] = bool(_clean_bool(fields.get("synthetic"), "synthetic"))
     comments = [_normalise_comment(c, video_id, n) for n, c in enumerate(record.comments)]
+    first_comment: dict[str, int] = {}
+    for n, comment in enumerate(comments):
+        if comment["comment_id"] in first_comment:
+            raise RecordError(f"comment {n} repeats comment_id {comment['comment_id']} "
+                              f"(first as comment {first_comment[comment['comment_id']]})")
+        first_comment[comment["comment_id"]] = n
     row["raw_ref"] = record.raw_ref
     row["extra"] = json.dumps(record.extra, ensure_ascii=False, sort_keys=True,
                               default=str) if record.extra else None

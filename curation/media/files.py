@@ -6,9 +6,7 @@ import hashlib
 import re
 from pathlib import Path
 
-
-class MediaError(ValueError):
-    """A media file that cannot be used; the message is the one-line reason."""
+from curation.core.errors import MediaError
 
 
 def sha256_file(path: Path, chunk: int = 1 << 20) -> str:

@@ -16,10 +16,12 @@ from typing import Any
 
 import ffmpeg
 
-from curation.catalog import Catalog
-from curation.media.files import MediaError, one_line
+from curation.core.catalog import Catalog
+from curation.core.config import MediaConfig
+from curation.core.errors import MediaError
+from curation.core.stage import StageRun, stage
+from curation.media.files import one_line
 from curation.media.probe import probe_file
-from curation.progress import progress
 
 RECIPE_VERSION = 1  # bump when the command line changes in a way that changes outputs
 SETTINGS = ("width", "height", "fps", "crf", "preset", "audio_bitrate", "poster_at_s", "keyframe_fps")
@@ -37,9 +39,15 @@ class Job:
     frames_dir: Path
 
 
-def settings_sha256(config: dict[str, Any]) -> str:
-    settings = {k: config[k] for k in SETTINGS} | {"recipe": RECIPE_VERSION}
-    return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()
+def settings(config: MediaConfig) -> dict[str, Any]:
+    return {k: getattr(config, k) for k in SETTINGS}
+
+
+def settings_sha256(config: MediaConfig) -> str:
+    # int-valued floats hash as before the config was typed (keyframe_fps = 1 -> 1.0 changed nothing)
+    values = {k: int(v) if isinstance(v, float) and v.is_integer() else v for k, v in settings(config).items()}
+    keyed = values | {"recipe": RECIPE_VERSION}
+    return hashlib.sha256(json.dumps(keyed, sort_keys=True).encode()).hexdigest()
 
 
 def output_paths(video_id: str, out_dir: Path) -> tuple[Path, Path, Path]:
@@ -50,9 +58,9 @@ def output_paths(video_id: str, out_dir: Path) -> tuple[Path, Path, Path]:
             base.with_name(base.name + ".frames"))
 
 
-def build_command(job: Job, config: dict[str, Any], tmp_out: Path, tmp_poster: Path,
+def build_command(job: Job, config: MediaConfig, tmp_out: Path, tmp_poster: Path,
                   tmp_frames: Path) -> list[str]:
-    w, h, fps = int(config["width"]), int(config["height"]), int(config["fps"])
+    w, h, fps = config.width, config.height, config.fps
     source = ffmpeg.input(str(job.source_path))
     canvas = (source.video
               .filter("scale", w, h, force_original_aspect_ratio="decrease")
@@ -65,23 +73,23 @@ def build_command(job: Job, config: dict[str, Any], tmp_out: Path, tmp_poster: P
     audio = (source.audio if job.has_audio else
              ffmpeg.input("anullsrc=channel_layout=stereo:sample_rate=44100", f="lavfi",
                           t=f"{job.duration_s:.3f}").audio)
-    poster_at = min(float(config["poster_at_s"]), job.duration_s / 2)
+    poster_at = min(config.poster_at_s, job.duration_s / 2)
     outputs = [
-        ffmpeg.output(main, audio, str(tmp_out), vcodec="libx264", preset=config["preset"],
-                      crf=int(config["crf"]), acodec="aac", audio_bitrate=config["audio_bitrate"],
+        ffmpeg.output(main, audio, str(tmp_out), vcodec="libx264", preset=config.preset,
+                      crf=config.crf, acodec="aac", audio_bitrate=config.audio_bitrate,
                       movflags="+faststart", **{"fps_mode": "cfr", "f": "mp4"}),
         ffmpeg.output(poster.filter("trim", start=poster_at).filter("setpts", "PTS-STARTPTS"),
                       str(tmp_poster), vframes=1, **{"q:v": 3, "f": "image2"}),
         # The first frame, then one each 1/keyframe_fps seconds: a 0.2 s clip still gets one.
         ffmpeg.output(frames.filter("select", f"isnan(prev_selected_t)+gte(t-prev_selected_t,"
-                                              f"{1 / float(config['keyframe_fps']):.6f})"),
+                                              f"{1 / config.keyframe_fps:.6f})"),
                       str(tmp_frames / "%04d.jpg"), **{"q:v": 4, "f": "image2", "fps_mode": "vfr"}),
     ]
     return ffmpeg.merge_outputs(*outputs).global_args("-nostdin", "-v", "error").overwrite_output(
-    ).compile(cmd=config.get("ffmpeg", "ffmpeg"))
+    ).compile(cmd=config.ffmpeg)
 
 
-def normalise_one(job: Job, config: dict[str, Any]) -> dict[str, Any]:
+def normalise_one(job: Job, config: MediaConfig) -> dict[str, Any]:
     """Transcode one file; on failure nothing is left at the final paths."""
     job.output.parent.mkdir(parents=True, exist_ok=True)
     tmp_out = job.output.with_name(job.output.name + ".part.mp4")
@@ -91,12 +99,19 @@ def normalise_one(job: Job, config: dict[str, Any]) -> dict[str, Any]:
     tmp_frames.mkdir(parents=True)
     try:
         cmd = build_command(job, config, tmp_out, tmp_poster, tmp_frames)
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
+                                  timeout=config.transcode_timeout_s)
+        except subprocess.TimeoutExpired:
+            raise MediaError(f"ffmpeg did not finish within {config.transcode_timeout_s:g} s "
+                             "([media] transcode_timeout_s)") from None
+        except FileNotFoundError:
+            raise MediaError(f"ffmpeg not found ({config.ffmpeg}): install ffmpeg or set [media] ffmpeg") from None
         if proc.returncode != 0:
             raise MediaError(f"ffmpeg failed: {one_line(proc.stderr, job.source_path)}")
         if not tmp_poster.exists():
             raise MediaError("ffmpeg wrote no poster frame")
-        out = probe_file(tmp_out, config.get("ffprobe", "ffprobe"))
+        out = probe_file(tmp_out, config.ffprobe, timeout_s=config.probe_timeout_s)
         os.replace(tmp_out, job.output)
         os.replace(tmp_poster, job.poster)
         shutil.rmtree(job.frames_dir, ignore_errors=True)
@@ -109,13 +124,13 @@ def normalise_one(job: Job, config: dict[str, Any]) -> dict[str, Any]:
             "frames": len(list(job.frames_dir.glob("*.jpg")))}
 
 
-def plan_jobs(catalog: Catalog, config: dict[str, Any]) -> tuple[list[Job], int]:
+def plan_jobs(catalog: Catalog, config: MediaConfig) -> tuple[list[Job], int]:
     """Jobs still to do, and how many probed videos are already up to date."""
-    settings = settings_sha256(config)
-    out_dir = Path(config["output_dir"])
+    digest = settings_sha256(config)
+    out_dir = Path(config.output_dir)
     done = {(v, s) for v, s, p in catalog.con.execute(
         "SELECT video_id, input_sha256, output_path FROM media_outputs WHERE settings_sha256 = ?",
-        [settings]).fetchall() if Path(p).exists()}
+        [digest]).fetchall() if Path(p).exists()}
     jobs, skipped = [], 0
     for video_id, path, sha, duration, has_audio in catalog.con.execute(
             "SELECT video_id, path, sha256, duration_s, has_audio FROM media_probes ORDER BY video_id"
@@ -127,17 +142,21 @@ def plan_jobs(catalog: Catalog, config: dict[str, Any]) -> tuple[list[Job], int]
     return jobs, skipped
 
 
-def run_normalise(catalog: Catalog, config: dict[str, Any], workers: int,
-                  dry_run: bool = False) -> dict[str, int]:
+@stage("media-normalise", command="curate media normalise", reads=("media_probes", "media_outputs", "rejects"),
+       writes=("media_outputs", "rejects"), batched=True,
+       summary="H.264/AAC CFR MP4 on the app canvas, poster, 1-fps keyframes; failures are rejected")
+def normalise_media(run: StageRun, config: MediaConfig, workers: int) -> dict[str, int]:
+    """Transcode what is not up to date (a dry run only counts)."""
+    catalog = run.db
     jobs, skipped = plan_jobs(catalog, config)
-    rejected_at_probe = catalog.con.execute(
-        "SELECT count(*) FROM rejects WHERE stage = 'media-probe'").fetchone()[0]
-    counts = {"seen": len(jobs) + skipped + rejected_at_probe, "normalised": 0, "skipped": skipped,
-              "rejected": rejected_at_probe, "to_do": len(jobs)}
-    if dry_run:
-        return counts
-    settings = settings_sha256(config)
-    run = catalog.start_run("media-normalise", {k: config[k] for k in SETTINGS} | {"workers": workers})
+    rejected_at_probe = catalog.scalar("SELECT count(*) FROM rejects WHERE stage = 'media-probe'")
+    counts = run.counts
+    counts.update(seen=len(jobs) + skipped + rejected_at_probe, normalised=0, skipped=skipped,
+                  rejected=rejected_at_probe)
+    if run.dry_run:
+        return {**counts, "to_do": len(jobs)}
+    digest = settings_sha256(config)
+    run.params.update(settings(config), workers=workers)
 
     def work(job: Job) -> tuple[Job, dict[str, Any] | str]:
         try:
@@ -146,22 +165,20 @@ def run_normalise(catalog: Catalog, config: dict[str, Any], workers: int,
             return job, str(exc)
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        for job, result in progress(pool.map(work, jobs), "normalise", len(jobs)):
+        for job, result in run.progress(pool.map(work, jobs), "normalise", len(jobs)):
             with catalog.transaction():
+                run.clear_rejects(record_id=job.video_id)
                 if isinstance(result, str):
                     counts["rejected"] += 1
-                    catalog.con.execute("INSERT INTO rejects VALUES (?, 'media-normalise', ?, ?, ?, ?, ?)",
-                                        [run.run_id, job.video_id.split("/")[0], str(job.source_path),
-                                         job.video_id, result, str(job.source_path).encode()])
+                    run.reject(source=job.video_id.split("/")[0], raw_ref=str(job.source_path),
+                               record_id=job.video_id, reason=result, raw=str(job.source_path).encode())
                     continue
                 counts["normalised"] += 1
                 catalog.con.execute("DELETE FROM media_outputs WHERE video_id = ?", [job.video_id])
-                catalog.con.execute(
-                    "INSERT INTO media_outputs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [job.video_id, job.input_sha256, settings, str(job.output), str(job.poster),
-                     str(job.frames_dir), result["frames"], result["width"], result["height"],
-                     result["fps"], result["duration_s"], run.run_id])
-    del counts["to_do"]
-    run.counts = counts
-    catalog.finish_run(run)
+                catalog.insert("media_outputs", {
+                    "video_id": job.video_id, "input_sha256": job.input_sha256, "settings_sha256": digest,
+                    "output_path": str(job.output), "poster_path": str(job.poster),
+                    "frames_dir": str(job.frames_dir), "frames": result["frames"], "width": result["width"],
+                    "height": result["height"], "fps": result["fps"], "duration_s": result["duration_s"],
+                    "run_id": run.run_id})
     return counts

@@ -10,9 +10,11 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from curation.catalog import Catalog
-from curation.media.files import MediaError, inside, one_line, sha256_file
-from curation.progress import progress
+from curation.core.catalog import Catalog
+from curation.core.config import MediaConfig
+from curation.core.errors import MediaError
+from curation.core.stage import StageRun, stage
+from curation.media.files import inside, one_line, sha256_file
 
 
 @dataclass
@@ -48,19 +50,26 @@ def _rotation(stream: dict[str, Any]) -> int:
     return int(rotate) % 360 if rotate else 0
 
 
-def probe_file(path: Path, ffprobe: str = "ffprobe", max_duration_s: float = 14400) -> ProbeInfo:
+def probe_file(path: Path, ffprobe: str = "ffprobe", max_duration_s: float = 14400,
+               timeout_s: float = 120) -> ProbeInfo:
     """ffprobe facts about one file, or MediaError with ffprobe's own one-line error."""
     try:
         proc = subprocess.run([ffprobe, "-v", "error", "-print_format", "json", "-show_format",
                                "-show_streams", str(path)], capture_output=True, text=True,
-                              timeout=120)
+                              errors="replace", timeout=timeout_s)
     except FileNotFoundError:
         raise MediaError(f"ffprobe not found ({ffprobe}): install ffmpeg or set [media] ffprobe") from None
     except subprocess.TimeoutExpired:
-        raise MediaError("ffprobe timed out") from None
+        raise MediaError(f"ffprobe gave no answer within {timeout_s:g} s") from None
     if proc.returncode != 0:
         raise MediaError(f"not readable as media: {one_line(proc.stderr, path)}")
-    data = json.loads(proc.stdout or "{}")
+    try:
+        data = json.loads(proc.stdout or "{}")
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
+    except ValueError as exc:
+        raise MediaError(f"ffprobe printed output that is not its JSON ({str(exc)[:80]}): "
+                         f"{(proc.stdout or '').strip()[:80]!r}") from None
     streams = data.get("streams") or []
     video = next((s for s in streams if s.get("codec_type") == "video"
                   and not (s.get("disposition") or {}).get("attached_pic")), None)
@@ -88,11 +97,7 @@ def probe_file(path: Path, ffprobe: str = "ffprobe", max_duration_s: float = 144
         variable_fps=variable, duration_s=round(duration, 4), has_audio=audio is not None)
 
 
-def media_root(config: dict[str, Any]) -> Path:
-    return Path(config.get("root", "raw/media"))
-
-
-def linked_files(catalog: Catalog, config: dict[str, Any]) -> list[tuple[str, str, str]]:
+def linked_files(catalog: Catalog, config: MediaConfig) -> list[tuple[str, str, str]]:
     """(video_id, path as linked, root) for scanned files and for `media_path`s set at ingest."""
     rows = catalog.con.execute("""
         SELECT video_id, path, root FROM media_files
@@ -100,15 +105,17 @@ def linked_files(catalog: Catalog, config: dict[str, Any]) -> list[tuple[str, st
         SELECT video_id, media_path, NULL FROM videos
         WHERE media_path IS NOT NULL AND video_id NOT IN (SELECT video_id FROM media_files)
         ORDER BY video_id""").fetchall()
-    default_root = str(media_root(config))
-    return [(v, p, r or default_root) for v, p, r in rows]
+    return [(v, p, r or config.root) for v, p, r in rows]
 
 
-def run_probe(catalog: Catalog, config: dict[str, Any], workers: int) -> dict[str, int]:
+@stage("media-probe", command="curate media probe", reads=("media_files", "videos", "media_probes"),
+       writes=("media_probes", "videos", "rejects"), batched=True,
+       summary="ffprobe facts; fills videos.duration_s; unreadable files are rejected")
+def probe_media(run: StageRun, config: MediaConfig, workers: int) -> dict[str, int]:
+    catalog = run.db
     files = linked_files(catalog, config)
     known = {(v, s) for v, s in catalog.con.execute("SELECT video_id, sha256 FROM media_probes").fetchall()}
-    run = catalog.start_run("media-probe", {"workers": workers, "files": len(files)})
-    ffprobe, limit = config.get("ffprobe", "ffprobe"), float(config.get("max_duration_s", 14400))
+    run.params.update(workers=workers, files=len(files))
 
     def probe_one(item: tuple[str, str, str]) -> tuple[str, str, ProbeInfo | str]:
         video_id, linked, root = item
@@ -116,33 +123,27 @@ def run_probe(catalog: Catalog, config: dict[str, Any], workers: int) -> dict[st
             path = inside(Path(linked), Path(root))
             if not path.is_file():
                 raise MediaError("file is missing")
-            return video_id, linked, probe_file(path, ffprobe, limit)
+            return video_id, linked, probe_file(path, config.ffprobe, config.max_duration_s, config.probe_timeout_s)
         except MediaError as exc:
             return video_id, linked, str(exc)
 
-    counts = {"files": len(files), "probed": 0, "unchanged": 0, "rejected": 0}
+    counts = run.counts
+    counts.update(files=len(files), probed=0, unchanged=0, rejected=0)
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        for video_id, linked, info in progress(pool.map(probe_one, files), "probe", len(files)):
+        for video_id, linked, info in run.progress(pool.map(probe_one, files), "probe", len(files)):
             with catalog.transaction():
-                catalog.con.execute("DELETE FROM rejects WHERE stage = 'media-probe' AND record_id = ?",
-                                    [video_id])
+                run.clear_rejects(record_id=video_id)
                 if isinstance(info, str):
                     counts["rejected"] += 1
-                    catalog.con.execute("INSERT INTO rejects VALUES (?, 'media-probe', ?, ?, ?, ?, ?)",
-                                        [run.run_id, video_id.split("/")[0], linked, video_id, info,
-                                         linked.encode()])
+                    run.reject(source=video_id.split("/")[0], raw_ref=linked, record_id=video_id, reason=info,
+                               raw=linked.encode())
                     continue
                 if (video_id, info.sha256) in known:
                     counts["unchanged"] += 1
                     continue
                 counts["probed"] += 1
                 catalog.con.execute("DELETE FROM media_probes WHERE video_id = ?", [video_id])
-                values = asdict(info)
-                catalog.con.execute(
-                    f"INSERT INTO media_probes VALUES (?, {', '.join('?' * len(values))}, ?)",
-                    [video_id, *values.values(), run.run_id])
+                catalog.insert("media_probes", {"video_id": video_id, **asdict(info), "run_id": run.run_id})
                 catalog.con.execute("UPDATE videos SET duration_s = ? WHERE video_id = ?",
                                     [info.duration_s, video_id])
-    run.counts = counts
-    catalog.finish_run(run)
     return counts

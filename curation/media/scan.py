@@ -5,12 +5,13 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 
-from curation.catalog import Catalog
-from curation.media.files import MediaError, inside
+from curation.core.config import MediaConfig
+from curation.core.errors import ConfigError, InputError, MediaError, PrerequisiteError
+from curation.core.stage import StageRun, stage
+from curation.media.files import inside
 
 
 @dataclass
@@ -26,12 +27,11 @@ class ScanResult:
         return len(self.matched) + len(self.unmatched_files) + len(self.rejected)
 
 
-def file_key(path: Path, root: Path, rule: str) -> str:
-    if rule == "stem":
-        return path.stem
-    if rule == "parent/stem":
-        return f"{path.parent.name}/{path.stem}"
-    raise MediaError(f"unknown match rule {rule!r}: stem or parent/stem")
+MATCH_RULES = ("stem", "parent/stem")
+
+
+def file_key(path: Path, rule: str) -> str:
+    return path.stem if rule == "stem" else f"{path.parent.name}/{path.stem}"
 
 
 def _normal(native_id: str) -> str:
@@ -39,21 +39,27 @@ def _normal(native_id: str) -> str:
     return html.unescape(native_id).strip()
 
 
-def scan_media(catalog: Catalog | None, root: Path, source: str, config: dict[str, Any]
-               ) -> ScanResult:
-    """Link files under `root` to `source`'s videos (catalog None: report, write nothing)."""
+@stage("media-scan", command="curate media scan <dir> --source S", reads=("videos", "media folder"),
+       writes=("media_files", "videos", "rejects"), summary="which file is which catalog video "
+       "(sets videos.media_path); files outside the root are rejected")
+def scan_media(run: StageRun, root: Path, source: str, config: MediaConfig) -> ScanResult:
+    """Link files under `root` to `source`'s videos (a dry run reports and writes nothing)."""
+    catalog = run.catalog
+    if catalog is None:
+        raise PrerequisiteError("scan needs a catalog to match against")
     if not root.is_dir():
-        raise MediaError(f"{root} is not a folder")
-    rule = (config.get("match") or {}).get(source)
+        raise InputError(f"{root} is not a folder")
+    rule = config.match.get(source)
     if rule is None:
-        raise MediaError(f"no [media.match] rule for source {source!r} in the config")
-    suffixes = tuple(s.lower() for s in config["suffixes"])
-    db = catalog
-    if db is None:
-        raise MediaError("scan needs a catalog to match against")
-    ids = {_normal(n): v for v, n in db.con.execute(
+        raise ConfigError(f"no [media.match] rule for source {source!r} in the config "
+                          f"(rules for: {', '.join(sorted(config.match))})")
+    if rule not in MATCH_RULES:
+        raise ConfigError(f"[media.match] {source} = {rule!r}: use one of {', '.join(MATCH_RULES)}")
+    run.params.update(root=str(root), source=source, rule=rule)
+    suffixes = tuple(s.lower() for s in config.suffixes)
+    ids = {_normal(n): v for v, n in catalog.con.execute(
         "SELECT video_id, native_id FROM videos WHERE source = ?", [source]).fetchall()}
-    result = ScanResult(None)
+    result = ScanResult(run.run_id)
     seen: dict[str, str] = {}
     for path in sorted(root.rglob("*")):
         if path.suffix.lower() not in suffixes or not (path.is_file() or path.is_symlink()):
@@ -61,37 +67,34 @@ def scan_media(catalog: Catalog | None, root: Path, source: str, config: dict[st
         rel = str(path.relative_to(root))
         try:
             resolved = inside(path.relative_to(root), root)
-            key = _normal(file_key(path, root, rule))
         except MediaError as exc:
             result.rejected.append((rel, str(exc)))
             continue
-        video_id = ids.get(key)
+        video_id = ids.get(_normal(file_key(path, rule)))
         if video_id is None or video_id in seen:
             result.unmatched_files.append(rel)
             continue
         seen[video_id] = rel
         result.matched.append((video_id, str(resolved)))
     result.videos_without_file = len(ids) - len(seen)
+    run.counts.update(files=result.files_seen, matched=len(result.matched),
+                      unmatched_files=len(result.unmatched_files),
+                      videos_without_file=result.videos_without_file, rejected=len(result.rejected))
+    if not run.dry_run:
+        _write_scan(run, result, root, source)
     return result
 
 
-def write_scan(catalog: Catalog, result: ScanResult, root: Path, source: str) -> None:
-    run = catalog.start_run("media-scan", {"root": str(root), "source": source})
-    result.run_id = run.run_id
+def _write_scan(run: StageRun, result: ScanResult, root: Path, source: str) -> None:
+    catalog = run.db
     table = pa.table({"video_id": [m[0] for m in result.matched],
                       "path": [m[1] for m in result.matched]})
-    with catalog.staged(scanned=table), catalog.transaction():
+    with catalog.staged(scanned=table):
         catalog.con.execute("DELETE FROM media_files WHERE video_id IN (SELECT video_id FROM scanned)")
-        catalog.con.execute("INSERT INTO media_files SELECT video_id, path, ?, 'scan', ? FROM scanned",
-                            [str(root.resolve()), run.run_id])
+        catalog.con.execute("INSERT INTO media_files (video_id, path, root, matched_by, run_id) "
+                            "SELECT video_id, path, ?, 'scan', ? FROM scanned", [str(root.resolve()), run.run_id])
         catalog.con.execute("UPDATE videos SET media_path = s.path FROM scanned s "
                             "WHERE videos.video_id = s.video_id")
-        catalog.con.execute("DELETE FROM rejects WHERE stage = 'media-scan' AND source = ?", [source])
-        for rel, reason in result.rejected:
-            catalog.con.execute("INSERT INTO rejects VALUES (?, 'media-scan', ?, ?, NULL, ?, ?)",
-                                [run.run_id, source, rel, reason, rel.encode()])
-        run.counts = {"files": result.files_seen, "matched": len(result.matched),
-                      "unmatched_files": len(result.unmatched_files),
-                      "videos_without_file": result.videos_without_file,
-                      "rejected": len(result.rejected)}
-        catalog.finish_run(run)
+    catalog.con.execute("DELETE FROM rejects WHERE stage = ? AND source = ?", [run.stage, source])
+    for rel, reason in result.rejected:
+        run.reject(source=source, raw_ref=rel, reason=reason, raw=rel.encode())

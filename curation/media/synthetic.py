@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-from curation.catalog import Catalog
-from curation.ingest.load import IngestResult, run_ingest
+from curation.core.config import MediaConfig
+from curation.core.errors import InputError, MediaError, UsageError
+from curation.core.stage import StageRun, stage
+from curation.ingest.load import IngestResult, merge_records
 from curation.ingest.records import SourceRecord
-from curation.media.files import MediaError, inside
+from curation.media.files import inside
 
 SOURCE = "Synthetic"
 
@@ -35,23 +36,25 @@ def synthetic_records(root: Path, generator: str, suffixes: tuple[str, ...]) -> 
             "media_path": str(resolved)}, extra={"generator": generator, "file": rel})
 
 
-def register_synthetic(catalog: Catalog, root: Path, generator: str, config: dict[str, Any]
-                       ) -> IngestResult:
+@stage("media-register-synthetic", command="curate media register-synthetic <dir> --generator NAME",
+       reads=("media folder", "videos", "rejects"), writes=("videos", "comments", "rejects", "media_files"),
+       summary="generated videos as Synthetic/<generator>/<name>, synthetic = true, linked to their files")
+def register_synthetic(run: StageRun, root: Path, generator: str, config: MediaConfig) -> IngestResult:
+    catalog = run.db
     if not root.is_dir():
-        raise MediaError(f"{root} is not a folder")
+        raise InputError(f"{root} is not a folder")
     if not generator or "/" in generator:
-        raise MediaError("--generator must be a name without '/'")
-    suffixes = tuple(s.lower() for s in config["suffixes"])
-    result = run_ingest(catalog, SOURCE, synthetic_records(root, generator, suffixes),
-                        stage_params={"adapter": "synthetic", "path": str(root), "generator": generator},
-                        file_key=root.name, max_field_bytes=1 << 20)
-    with catalog.transaction():
-        catalog.con.execute("""
-            DELETE FROM media_files WHERE video_id IN (
-                SELECT video_id FROM videos WHERE source = ? AND native_id LIKE ? || '/%')""",
-                            [SOURCE, generator])
-        catalog.con.execute("""
-            INSERT INTO media_files SELECT video_id, media_path, ?, 'register-synthetic', ?
-            FROM videos WHERE source = ? AND native_id LIKE ? || '/%'""",
-                            [str(root.resolve()), result.run_id, SOURCE, generator])
+        raise UsageError("--generator must be a name without '/'")
+    run.params.update(path=str(root), generator=generator)
+    suffixes = tuple(s.lower() for s in config.suffixes)
+    result = merge_records(run, SOURCE, synthetic_records(root, generator, suffixes), file_key=root.name,
+                           max_field_bytes=1 << 20)
+    catalog.con.execute("""
+        DELETE FROM media_files WHERE video_id IN (
+            SELECT video_id FROM videos WHERE source = ? AND native_id LIKE ? || '/%')""", [SOURCE, generator])
+    catalog.con.execute("""
+        INSERT INTO media_files (video_id, path, root, matched_by, run_id)
+        SELECT video_id, media_path, ?, 'register-synthetic', ?
+        FROM videos WHERE source = ? AND native_id LIKE ? || '/%'""",
+                        [str(root.resolve()), run.run_id, SOURCE, generator])
     return result

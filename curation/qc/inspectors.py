@@ -9,12 +9,12 @@ bounded concurrency and retries; its key comes from the environment only.
 from __future__ import annotations
 
 import asyncio
-import os
 import random
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from curation.core.config import InspectorConfig, secret
 from curation.qc.prompts import CANNOT_ANSWER
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -62,6 +62,7 @@ class OpenAIInspector:
     base_url: str
     model: str
     api_key_env: str | None = None
+    api_key: str = field(default="", repr=False)  # resolved from api_key_env when built; never stored
     temperature: float = 0.0
     samples: int = 1
     max_tokens: int = 64
@@ -76,8 +77,8 @@ class OpenAIInspector:
     def client(self) -> Any:
         from openai import AsyncOpenAI
 
-        key = os.environ.get(self.api_key_env, "") if self.api_key_env else ""
-        return AsyncOpenAI(base_url=self.endpoint, api_key=key or "not-needed", max_retries=0,
+        # A local server without auth still needs some key string in the client.
+        return AsyncOpenAI(base_url=self.endpoint, api_key=self.api_key or "no-key", max_retries=0,
                            timeout=self.timeout_s)
 
     async def complete(self, client: Any, prompt: str, sample: int) -> str:
@@ -106,26 +107,16 @@ class OpenAIInspector:
         raise AssertionError("unreachable")
 
 
-def make_inspectors(specs: list[dict[str, Any]]) -> list[LexicalInspector | OpenAIInspector]:
+def make_inspectors(specs: list[InspectorConfig]) -> list[LexicalInspector | OpenAIInspector]:
+    """Inspectors from their config; a named key variable that is unset fails here, before any request."""
     out: list[LexicalInspector | OpenAIInspector] = []
     for spec in specs:
-        kind = spec.get("kind", "openai")
-        if kind == "lexical":
-            out.append(LexicalInspector(name=spec.get("name", "lexical"),
-                                        margin=float(spec.get("margin", 0.2)),
-                                        minimum=float(spec.get("minimum", 0.34))))
-        elif kind == "openai":
-            for key in ("name", "base_url", "model"):
-                if not spec.get(key):
-                    raise ValueError(f"inspector {spec.get('name', '?')}: {key} is required")
-            out.append(OpenAIInspector(
-                name=spec["name"], base_url=spec["base_url"], model=spec["model"],
-                api_key_env=spec.get("api_key_env"), temperature=float(spec.get("temperature", 0.0)),
-                samples=int(spec.get("samples", 1)), max_tokens=int(spec.get("max_tokens", 64)),
-                timeout_s=float(spec.get("timeout_s", 60)), max_retries=int(spec.get("max_retries", 5)),
-                backoff_s=float(spec.get("backoff_s", 0.5))))
-        else:
-            raise ValueError(f"inspector kind {kind!r}: lexical or openai")
-    if not out:
-        raise ValueError("no inspectors configured in [[qc.shortcut.inspectors]]")
+        if spec.kind == "lexical":
+            out.append(LexicalInspector(name=spec.name, margin=spec.margin, minimum=spec.minimum))
+            continue
+        key = secret(spec.api_key_env, f"the API key of inspector {spec.name}") if spec.api_key_env else ""
+        out.append(OpenAIInspector(
+            name=spec.name, base_url=spec.base_url, model=spec.model, api_key_env=spec.api_key_env or None,
+            api_key=key, temperature=spec.temperature, samples=spec.samples, max_tokens=spec.max_tokens,
+            timeout_s=spec.timeout_s, max_retries=spec.max_retries, backoff_s=spec.backoff_s))
     return out

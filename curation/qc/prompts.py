@@ -9,9 +9,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from curation.config import PROJECT_ROOT
+from curation.core.resources import resource_text
 
-PROMPT_DIR = PROJECT_ROOT / "qc" / "prompts"
 CANNOT_ANSWER = "cannot_answer"
 UNPARSED = "unparsed"
 _CANNOT = re.compile(r"无法回答|不能回答|无法确定|cannot\s+(?:be\s+)?answer", re.IGNORECASE)
@@ -19,7 +18,7 @@ _CANNOT = re.compile(r"无法回答|不能回答|无法确定|cannot\s+(?:be\s+)
 
 @cache
 def template(kind: str, language: str) -> str:
-    return (PROMPT_DIR / f"shortcut_{kind}_{language}.txt").read_text(encoding="utf-8")
+    return resource_text("prompts", f"shortcut_{kind}_{language}.txt")
 
 
 def degraded_view(videos: list[dict[str, Any]], language: str) -> str:

@@ -10,11 +10,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+from curation.core.errors import InputError
+
 RUNNER_FILES = {"L1": "gui_action.json", "L2": "cross_source_understanding.json",
                 "L3": "close_end_application.json"}
 
 
-class RunnerFormatError(ValueError):
+class RunnerFormatError(InputError):
     """A runner directory that cannot be read; the message names the file."""
 
 

@@ -17,8 +17,10 @@ from typing import Any
 import pyarrow as pa
 
 from curation.annotate.taxonomy import load_taxonomy
-from curation.catalog import Catalog, now
-from curation.progress import note
+from curation.core.catalog import Catalog, now
+from curation.core.config import ShortcutConfig, as_dict
+from curation.core.progress import note
+from curation.core.stage import StageRun, stage
 from curation.qc.inspectors import LexicalInspector, OpenAIInspector, RetryableError, make_inspectors
 from curation.qc.prompts import (
     CANNOT_ANSWER,
@@ -98,7 +100,7 @@ async def _ask_all(catalog: Catalog, run_id: str, jobs: list[tuple[OpenAIInspect
                        "created_at")
             table = pa.table({c: [row[i] for row in pending] for i, c in enumerate(columns)})
             with catalog.staged(answered=table):
-                catalog.con.execute("INSERT INTO llm_calls SELECT * FROM answered")
+                catalog.insert_staged("llm_calls", "answered", columns)
             pending.clear()
 
     last_flush = time.monotonic()
@@ -140,26 +142,31 @@ def decide(view: TaskView, rule: str, max_correct: int) -> str:
     raise ValueError(f"unknown decision rule {rule!r}: paper or mmstar")
 
 
-def run_shortcut(catalog: Catalog, config: dict[str, Any]) -> dict[str, Any]:
-    inspectors = make_inspectors(config.get("inspectors") or [])
-    language = config.get("language", "zh")
-    rule, max_correct = config.get("rule", "paper"), int(config.get("max_correct", 0))
-    robust_discards = bool(config.get("robust_cannot_determine_discards", False))
-    views = load_views(catalog, language, list(config.get("platform_tiers", ["L3"])))
-    params = {k: v for k, v in config.items() if k != "inspectors"} | {
-        "inspectors": [{"name": i.name, "endpoint": i.endpoint, "model": i.model, "temperature": i.temperature,
-                        "samples": i.samples, "api_key_env": getattr(i, "api_key_env", None)}
-                       for i in inspectors]}
-    run = catalog.start_run("qc-shortcut", params)
+@stage("qc-shortcut", command="curate qc shortcut", batched=True,
+       reads=("tasks", "feeds", "videos", "llm_calls"), writes=("llm_calls", "shortcut_verdicts"),
+       summary="discard tasks that titles, hashtags and bios give away; model answers cached")
+def filter_shortcuts(run: StageRun, config: ShortcutConfig) -> dict[str, Any]:
+    catalog = run.db
+    inspectors = make_inspectors(config.inspectors)
+    language = config.language
+    rule, max_correct = config.rule, config.max_correct
+    robust_discards = config.robust_cannot_determine_discards
+    views = load_views(catalog, language, config.platform_tiers)
+    run.params.update({k: v for k, v in as_dict(config).items() if k != "inspectors"}, inspectors=[
+        {"name": i.name, "endpoint": i.endpoint, "model": i.model, "temperature": i.temperature,
+         "samples": i.samples, "api_key_env": getattr(i, "api_key_env", None)} for i in inspectors])
     cached = {k[:5]: k[5] for k in catalog.con.execute(
         "SELECT endpoint, model, prompt_sha256, sample, temperature, response FROM llm_calls").fetchall()}
-    jobs = [(i, v.prompt, s) for v in views for i in inspectors if isinstance(i, OpenAIInspector)
-            for s in range(i.samples) if v.prompt and _cache_key(i, v.prompt, s) not in cached]
-    stats = asyncio.run(_ask_all(catalog, run.run_id, jobs, int(config.get("concurrency", 8)))) if jobs else \
+    # Two tasks can share a prompt (same feed metadata, same question): ask once.
+    jobs = list({_cache_key(i, v.prompt, s): (i, v.prompt, s) for v in views for i in inspectors
+                 if isinstance(i, OpenAIInspector) for s in range(i.samples)
+                 if v.prompt and _cache_key(i, v.prompt, s) not in cached}.values())
+    stats = asyncio.run(_ask_all(catalog, str(run.run_id), jobs, config.concurrency)) if jobs else \
         {"requests": 0, "failed": 0}
     cached = {k[:5]: k[5] for k in catalog.con.execute(
         "SELECT endpoint, model, prompt_sha256, sample, temperature, response FROM llm_calls").fetchall()}
-    counts = {"tasks": len(views), "passed": 0, "discarded": 0, "undecided": 0, **stats}
+    counts = run.counts
+    counts.update(tasks=len(views), passed=0, discarded=0, undecided=0, **stats)
     verdicts: list[tuple[str, int, str, str]] = []
     with catalog.transaction():
         for view in views:
@@ -197,8 +204,7 @@ def run_shortcut(catalog: Catalog, config: dict[str, Any]) -> dict[str, Any]:
         with catalog.staged(verdicts=table):
             catalog.con.execute("DELETE FROM shortcut_verdicts s USING verdicts v "
                                 "WHERE s.task_id = v.task_id AND s.task_version = v.task_version")
-            catalog.con.execute("INSERT INTO shortcut_verdicts SELECT task_id, task_version, verdict, ?, answers, "
-                                "?, ? FROM verdicts", [rule, run.run_id, now()])
-        run.counts = counts
-        catalog.finish_run(run)
+            catalog.con.execute("INSERT INTO shortcut_verdicts (task_id, task_version, verdict, rule, answers, "
+                                "run_id, created_at) SELECT task_id, task_version, verdict, ?, answers, ?, ? "
+                                "FROM verdicts", [rule, run.run_id, now()])
     return counts

@@ -8,7 +8,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from curation.catalog import Catalog
+from curation.core.catalog import Catalog
 from curation.reports import page, write
 
 PAPER_RETENTION = 0.743

@@ -14,6 +14,8 @@ from typing import Any
 
 from curation.annotate.syntax import split_instruction
 from curation.annotate.taxonomy import Taxonomy, load_taxonomy
+from curation.core.config import FeedsConfig
+from curation.core.stage import StageRun, stage
 
 MAX_FEED = 20
 ARGS = {
@@ -210,3 +212,19 @@ def catalog_tasks(catalog: Any) -> tuple[list[dict[str, Any]], int]:
     rows = catalog_task_rows(catalog)
     out = [task_to_runner(row, row) for row in rows if row["status"] != "needs_fix"]
     return out, len(rows) - len(out)
+
+
+@stage("qc-validate", command="curate qc validate", reads=("tasks", "feeds", "videos"), writes=(),
+       summary="structural checks with stable defect codes")
+def validate_catalog(run: StageRun, config: FeedsConfig) -> tuple[list[dict[str, Any]], list[Defect], int]:
+    """(tasks checked, defects, how many needs_fix tasks were left to `curate annotate status`)."""
+    catalog = run.db
+    tasks, skipped = catalog_tasks(catalog)
+    known = {r[0] for r in catalog.con.execute("SELECT video_id FROM videos").fetchall()}
+    durations = dict(catalog.con.execute(
+        "SELECT video_id, duration_s FROM videos WHERE duration_s IS NOT NULL").fetchall())
+    defects = validate_tasks(tasks, known_videos=known, durations=durations,
+                             ratio_range=(config.ratio_min, config.ratio_max))
+    errors = sum(d.severity == "error" for d in defects)
+    run.counts.update(tasks=len(tasks), errors=errors, warnings=len(defects) - errors, needs_fix_skipped=skipped)
+    return tasks, defects, skipped

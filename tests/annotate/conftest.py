@@ -9,7 +9,7 @@ import signal
 import pytest
 
 from curation.annotate.server import start_server, wait_ready
-from curation.services import free_port
+from curation.core.services import free_port
 
 ADMIN = "admin@livingscreen.local"
 PASSWORD = "Admin-" + secrets.token_hex(8)

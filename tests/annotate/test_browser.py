@@ -4,12 +4,13 @@ from pathlib import Path
 
 import pytest
 
-from curation.annotate.export import run_export
-from curation.config import PROJECT_ROOT, load_config
-from curation.feeds import load_feed, run_build
+from curation.annotate.export import export_to_label_studio
+from curation.core.config import load_config
+from curation.corpus.feeds import build_feed_set, load_feed
+from tests.conftest import ROOT
 
 CHROMIUM = Path("/usr/bin/chromium")
-SCREENSHOT = PROJECT_ROOT / "build" / "reports" / "annotation_task.png"
+SCREENSHOT = ROOT / "build" / "reports" / "annotation_task.png"
 
 
 def test_authoring_task_shows_the_feed_as_text(clustered_catalog, label_studio, ls_client):
@@ -18,11 +19,11 @@ def test_authoring_task_shows_the_feed_as_text(clustered_catalog, label_studio, 
     from playwright.sync_api import expect, sync_playwright
 
     cat = clustered_catalog
-    run_build(cat, load_config()["feeds"], 2, seed=33)
+    build_feed_set(cat, load_config().feeds, 2, seed=33)
     feed = load_feed(cat, "feed-33-0000")
     cat.con.execute("UPDATE videos SET title = '<script>window.__pwned = 1</script>脚本标题' WHERE video_id = ?",
                     [feed.video_feed[0]])
-    run_export(cat, ["carol"], label_studio["media"], feed_ids=["feed-33-0000"])
+    export_to_label_studio(cat, ["carol"], label_studio["media"], feed_ids=["feed-33-0000"])
     project_id, task_id = cat.con.execute("SELECT project_id, ls_task_id FROM ls_tasks WHERE feed_id = ?",
                                           ["feed-33-0000"]).fetchone()
     titles = dict(cat.con.execute("SELECT video_id, title FROM videos WHERE list_contains(?, video_id)",

@@ -8,13 +8,13 @@ import sys
 import pytest
 
 from curation.annotate.client import AnnotationError, connect
-from curation.annotate.export import run_export
-from curation.annotate.importer import run_import
-from curation.config import load_config
-from curation.feeds import load_feed, run_build
+from curation.annotate.export import export_to_label_studio
+from curation.annotate.importer import import_from_label_studio
+from curation.core.config import load_config
+from curation.corpus.feeds import build_feed_set, load_feed
 from tests.conftest import ROOT
 
-FEEDS = load_config()["feeds"]
+FEEDS = load_config().feeds
 
 
 def result(**fields):
@@ -30,11 +30,11 @@ def result(**fields):
 @pytest.fixture
 def exported(clustered_catalog, label_studio, ls_client):
     cat = clustered_catalog
-    run_build(cat, FEEDS, 6, seed=21)
+    build_feed_set(cat, FEEDS, 6, seed=21)
     feed = load_feed(cat, "feed-21-0000")
     cat.con.execute("UPDATE videos SET title = '<script>window.__pwned = 1</script>危险标题' WHERE video_id = ?",
                     [feed.video_feed[0]])
-    counts = run_export(cat, ["alice", "bob"], label_studio["media"])
+    counts = export_to_label_studio(cat, ["alice", "bob"], label_studio["media"])
     tasks = {}
     for row in cat.rows("SELECT * FROM ls_tasks"):
         tasks[row["feed_id"]] = row
@@ -45,7 +45,7 @@ def test_export_once_per_feed_version(exported, ls_client):
     cat, counts, tasks = exported
     assert counts["exported"] == 6 and counts["accounts_created"] in (0, 2)
     assert {t["annotator"] for t in tasks.values()} == {"alice", "bob"}
-    again = run_export(cat, ["alice", "bob"], cat.path.parent)
+    again = export_to_label_studio(cat, ["alice", "bob"], cat.path.parent)
     assert again["exported"] == 0 and again["already_exported"] == 6
     projects = [r["project_id"] for r in cat.rows("SELECT project_id FROM ls_projects")]
     live = sum(len(list(ls_client.tasks.list(project=p))) for p in projects)
@@ -77,7 +77,7 @@ def test_import_tasks_versions_feed_edits_and_needs_fix(exported, ls_client):
     post(id=t["f"], result=result(tier="L1", subcategory="gui_report", instruction="举报",
                                   platform_state="report 99 暴力"))
     post(id=t["f"], result=[], was_cancelled=True)
-    counts = run_import(cat, FEEDS)
+    counts = import_from_label_studio(cat, FEEDS)
     assert counts == {"annotations": 7, "new": 6, "new_versions": 0, "unchanged": 0, "needs_fix": 3,
                       "skipped_by_annotator": 1}
     rows = {r["ls_task_id"]: r for r in cat.rows("SELECT * FROM tasks")}
@@ -101,14 +101,14 @@ def test_import_tasks_versions_feed_edits_and_needs_fix(exported, ls_client):
     f_reasons = json.loads(rows[t["f"]]["reasons"])
     assert len(f_reasons) == 2 and "outside the feed" in f_reasons[0] and "not one of" in f_reasons[1]
 
-    assert run_import(cat, FEEDS)["unchanged"] == 6
+    assert import_from_label_studio(cat, FEEDS)["unchanged"] == 6
     assert cat.con.execute("SELECT count(*) FROM tasks").fetchone()[0] == 6
     assert load_feed(cat, "feed-21-0002").version == 2  # no new feed version on re-import
 
     ls_client.annotations.update(id=label.id, result=result(
         tier="L2", subcategory="feature_analysis", instruction="视频中出现了几只猫？",
         options="A: 一只\nB: 两只\nC: 三只\nD: 无法确定", answer="C"))
-    counts = run_import(cat, FEEDS)
+    counts = import_from_label_studio(cat, FEEDS)
     assert counts["new_versions"] == 1 and counts["unchanged"] == 5
     versions = cat.rows("SELECT version, eval_config FROM tasks WHERE task_id = 'feature_analysis_1' ORDER BY 1")
     assert [v["version"] for v in versions] == [1, 2]
@@ -129,9 +129,13 @@ def test_server_down_or_bad_token_is_one_clear_line(clustered_catalog, label_stu
     out = subprocess.run([sys.executable, "-m", "curation.cli", "--catalog", str(db), "annotate", "export",
                           "--annotators", "alice"], cwd=ROOT, capture_output=True, text=True,
                          env=os.environ.copy())
-    assert out.returncode == 2
+    assert out.returncode == 1
     assert out.stderr.strip().splitlines() == ["error: Label Studio at http://127.0.0.1:9 is not reachable "
                                                "(ConnectError)"]
-    from curation.catalog import Catalog
-    with Catalog(db) as cat:
-        assert cat.con.execute("SELECT count(*) FROM runs").fetchone()[0] == runs_before
+    from curation.core.catalog import Catalog
+    with Catalog(db) as cat:  # the attempt is on record as failed, with the reason; nothing else was written
+        assert cat.scalar("SELECT count(*) FROM runs") == runs_before + 1
+        failed = cat.rows("SELECT stage, status, error FROM runs ORDER BY started_at DESC LIMIT 1")[0]
+        assert failed["stage"] == "annotate-export" and failed["status"] == "failed"
+        assert "not reachable" in failed["error"]
+        assert cat.scalar("SELECT count(*) FROM ls_projects") == 0

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from curation.catalog import Catalog
+from curation.core.catalog import Catalog
 from curation.ingest import ingest_path
 from tests.conftest import FAKESV_PUBLIC, KUAIREC_CSV, ROOT
 

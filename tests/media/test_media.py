@@ -6,21 +6,22 @@ import shutil
 import signal
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 
-from curation.catalog import Catalog
-from curation.config import load_config
+from curation.core.catalog import Catalog
+from curation.core.config import load_config
 from curation.ingest import ingest_path
-from curation.media.normalise import run_normalise
-from curation.media.probe import run_probe
-from curation.media.scan import scan_media, write_scan
+from curation.media.normalise import normalise_media
+from curation.media.probe import probe_media
+from curation.media.scan import scan_media
 from curation.media.synthetic import register_synthetic
 from tests.conftest import FIXTURES, ROOT
 from tests.media.conftest import FAKE_IDS, dark_rows_on_top, ffmpeg, ffprobe_stream, make_clips
 
-MEDIA = load_config()["media"]
-SMALL = {**MEDIA, "width": 180, "height": 320}
+MEDIA = load_config().media
+SMALL = replace(MEDIA, width=180, height=320)
 
 
 def _catalog_with_fakesv(tmp_path) -> Catalog:
@@ -35,8 +36,7 @@ def _catalog_with_fakesv(tmp_path) -> Catalog:
 def _linked(tmp_path, clip_dir, config=MEDIA) -> Catalog:
     folder, _ = clip_dir
     cat = _catalog_with_fakesv(tmp_path)
-    result = scan_media(cat, folder, "FakeSV", config)
-    write_scan(cat, result, folder, "FakeSV")
+    scan_media(cat, folder, "FakeSV", config)
     return cat
 
 
@@ -51,12 +51,13 @@ def test_scan_matches_reports_and_rejects_links_out(tmp_path, clip_dir):
     (media / "sub" / f"{FAKE_IDS[7]}.flv").symlink_to(outside)
     with _catalog_with_fakesv(tmp_path) as cat:
         cat.con.execute("INSERT INTO videos (video_id, source, native_id) VALUES ('FakeSV/nofile', 'FakeSV', 'nofile')")
-        result = scan_media(cat, media, "FakeSV", MEDIA)
+        result = scan_media(cat, media, "FakeSV", MEDIA, dry_run=True)
+        assert cat.scalar("SELECT count(*) FROM media_files") == 0  # a dry run links nothing
         assert len(result.matched) == 8 and result.unmatched_files == ["0000000000.mp4"]
         assert result.videos_without_file == 1
         assert [r[0] for r in result.rejected] == [f"sub/{FAKE_IDS[7]}.flv"]
         assert "outside the media root" in result.rejected[0][1]
-        write_scan(cat, result, media, "FakeSV")
+        scan_media(cat, media, "FakeSV", MEDIA)
         path = cat.con.execute("SELECT media_path FROM videos WHERE native_id = ?", [FAKE_IDS[0]]).fetchone()[0]
         assert path == str((media / f"{FAKE_IDS[0]}.mp4").resolve())
 
@@ -77,7 +78,7 @@ def test_livebot_titles_match_with_or_without_entities(tmp_path):
 def test_probe_values_and_rejects(tmp_path, clip_dir):
     _, clips = clip_dir
     with _linked(tmp_path, clip_dir) as cat:
-        counts = run_probe(cat, MEDIA, workers=2)
+        counts = probe_media(cat, MEDIA, workers=2)
         assert counts == {"files": 8, "probed": 6, "unchanged": 0, "rejected": 2}
         probes = {r["video_id"].split("/")[1]: r for r in cat.rows("SELECT * FROM media_probes")}
         by_name = {name: probes.get(path.stem) for name, path in clips.items()}
@@ -97,7 +98,7 @@ def test_probe_values_and_rejects(tmp_path, clip_dir):
         assert "moov atom not found" in rejects[f"FakeSV/{clips['truncated'].stem}"]
         assert "Invalid data" in rejects[f"FakeSV/{clips['notmedia'].stem}"]
         assert all("\n" not in r for r in rejects.values())
-        assert run_probe(cat, MEDIA, workers=2)["unchanged"] == 6
+        assert probe_media(cat, MEDIA, workers=2)["unchanged"] == 6
 
 
 def test_probe_rejects_no_video_stream_and_paths_escaping_the_root(tmp_path):
@@ -110,7 +111,7 @@ def test_probe_rejects_no_video_stream_and_paths_escaping_the_root(tmp_path):
     data.write_text('{"id": "1", "file": "a.mp4"}\n{"id": "2", "file": "../../etc/passwd"}\n')
     with Catalog(tmp_path / "c.duckdb") as cat:
         ingest_path(cat, "generic", data, mapping=mapping)
-        counts = run_probe(cat, {**MEDIA, "root": str(root)}, workers=1)
+        counts = probe_media(cat, replace(MEDIA, root=str(root)), workers=1)
         assert counts["rejected"] == 2
         rejects = dict(cat.con.execute("SELECT record_id, reason FROM rejects").fetchall())
         assert rejects["X/1"] == "no video stream"
@@ -119,12 +120,12 @@ def test_probe_rejects_no_video_stream_and_paths_escaping_the_root(tmp_path):
 
 def test_normalise_geometry_codec_fps_duration_and_idempotency(tmp_path, clip_dir):
     _, clips = clip_dir
-    config = {**SMALL, "output_dir": str(tmp_path / "out")}
+    config = replace(SMALL, output_dir=str(tmp_path / "out"))
     with _linked(tmp_path, clip_dir) as cat:
-        run_probe(cat, config, workers=2)
-        assert run_normalise(cat, config, workers=2, dry_run=True)["to_do"] == 6
+        probe_media(cat, config, workers=2)
+        assert normalise_media(cat, config, workers=2, dry_run=True)["to_do"] == 6
         assert not (tmp_path / "out").exists()
-        counts = run_normalise(cat, config, workers=2)
+        counts = normalise_media(cat, config, workers=2)
         assert counts == {"seen": 8, "normalised": 6, "skipped": 0, "rejected": 2}
         outputs = {r["video_id"].split("/")[1]: r for r in cat.rows("SELECT * FROM media_outputs")}
         inputs = {r["video_id"].split("/")[1]: r for r in cat.rows("SELECT * FROM media_probes")}
@@ -142,7 +143,7 @@ def test_normalise_geometry_codec_fps_duration_and_idempotency(tmp_path, clip_di
         turned = dark_rows_on_top(outputs[clips["rotated"].stem]["poster_path"], 180, 320)
         assert wide == pytest.approx((320 - 180 * 360 / 640) / 2, abs=3)
         assert turned == pytest.approx((320 - 180 * 320 / 240) / 2, abs=3)
-        again = run_normalise(cat, config, workers=2)
+        again = normalise_media(cat, config, workers=2)
         assert again == {"seen": 8, "normalised": 0, "skipped": 6, "rejected": 2}
 
 
@@ -151,11 +152,11 @@ def test_default_canvas_is_720x1280(tmp_path, clip_dir):
     folder = tmp_path / "one"
     folder.mkdir()
     shutil.copy(clips["landscape"], folder)
-    config = {**MEDIA, "output_dir": str(tmp_path / "out")}
+    config = replace(MEDIA, output_dir=str(tmp_path / "out"))
     with _catalog_with_fakesv(tmp_path) as cat:
-        write_scan(cat, scan_media(cat, folder, "FakeSV", config), folder, "FakeSV")
-        run_probe(cat, config, workers=1)
-        assert run_normalise(cat, config, workers=1)["normalised"] == 1
+        scan_media(cat, folder, "FakeSV", config)
+        probe_media(cat, config, workers=1)
+        assert normalise_media(cat, config, workers=1)["normalised"] == 1
         out = cat.con.execute("SELECT output_path FROM media_outputs").fetchone()[0]
         stream = ffprobe_stream(out)
         assert (int(stream["width"]), int(stream["height"])) == (720, 1280)
@@ -172,8 +173,8 @@ def test_killed_normalise_leaves_no_half_written_output(tmp_path):
     override.write_text(f'[media]\noutput_dir = "{out_dir}"\npreset = "medium"\n')
     db = tmp_path / "catalog.duckdb"
     with _catalog_with_fakesv(tmp_path) as cat:
-        write_scan(cat, scan_media(cat, folder, "FakeSV", MEDIA), folder, "FakeSV")
-        run_probe(cat, MEDIA, workers=2)
+        scan_media(cat, folder, "FakeSV", MEDIA)
+        probe_media(cat, MEDIA, workers=2)
     cmd = [sys.executable, "-m", "curation.cli", "--catalog", str(db), "--config", str(override),
            "media", "normalise", "--workers", "2"]
     proc = subprocess.Popen(cmd, cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL,
@@ -191,9 +192,9 @@ def test_killed_normalise_leaves_no_half_written_output(tmp_path):
     assert len(finished) < 3  # it was killed mid-way
     for path in finished:  # whatever is at a final name is whole
         assert ffprobe_stream(path)["codec_name"] == "h264"
-    config = {**MEDIA, "output_dir": str(out_dir), "preset": "medium"}
+    config = replace(MEDIA, output_dir=str(out_dir), preset="medium")
     with Catalog(db) as cat:
-        counts = run_normalise(cat, config, workers=2)
+        counts = normalise_media(cat, config, workers=2)
         assert counts["normalised"] + counts["skipped"] == 3
     assert not list(out_dir.rglob("*.part*"))
 
@@ -209,5 +210,5 @@ def test_register_synthetic(tmp_path, catalog):
     rows = catalog.rows("SELECT * FROM videos ORDER BY video_id")
     assert [r["video_id"] for r in rows] == ["Synthetic/wan2.1/violence_01", "Synthetic/wan2.1/violence_02"]
     assert all(r["synthetic"] and json.loads(r["extra"])["generator"] == "wan2.1" for r in rows)
-    assert run_probe(catalog, MEDIA, workers=1)["probed"] == 2
+    assert probe_media(catalog, MEDIA, workers=1)["probed"] == 2
     assert register_synthetic(catalog, gen, "wan2.1", MEDIA).new == 0

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from curation.catalog import Catalog, now
-from curation.config import load_config
-from curation.feeds import load_feed, run_build
+from curation.core.catalog import Catalog, now
+from curation.core.config import load_config
+from curation.corpus.feeds import build_feed_set, load_feed
 
 
 def plant_task(cat: Catalog, task_id: str, feed_id: str, *, tier: str, subcategory: str, eval_type: str,
@@ -20,7 +20,7 @@ def plant_task(cat: Catalog, task_id: str, feed_id: str, *, tier: str, subcatego
 
 def planted_catalog(cat: Catalog, n_feeds: int = 6, seed: int = 41) -> list[str]:
     """Feeds with known titles; returns the feed ids."""
-    run_build(cat, load_config()["feeds"], n_feeds, seed=seed)
+    build_feed_set(cat, load_config().feeds, n_feeds, seed=seed)
     ids = [f"feed-{seed}-{i:04d}" for i in range(n_feeds)]
     for feed_id in ids:
         feed = load_feed(cat, feed_id)

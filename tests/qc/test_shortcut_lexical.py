@@ -1,13 +1,13 @@
 import json
 
-from curation.config import load_config
-from curation.feeds import load_feed
-from curation.inspect import explain_task
-from curation.qc.shortcut import TaskView, decide, run_shortcut
+from curation.core.config import load_config
+from curation.corpus.feeds import load_feed
+from curation.qc.shortcut import TaskView, decide, filter_shortcuts
 from curation.qc.shortcut_report import shortcut_summary, write_report
+from curation.status import explain_task
 from tests.qc.helpers import plant_task, planted_catalog
 
-CONFIG = load_config()["qc"]["shortcut"]
+CONFIG = load_config().qc.shortcut
 OPTIONS = {"A": "白色的猫", "B": "黑色的猫", "C": "橘色的猫", "D": "无法确定"}
 
 
@@ -30,7 +30,7 @@ def test_lexical_inspector_discards_what_a_title_gives_away(clustered_catalog, t
     plant_task(cat, "event_association_1", feeds[4], tier="L2", subcategory="event_association",
                eval_type="label", instruction="?", options={"A": "x"}, eval_config=[{"answer": "A"}],
                status="needs_fix")
-    counts = run_shortcut(cat, CONFIG)
+    counts = filter_shortcuts(cat, CONFIG)
     assert counts == {"tasks": 4, "passed": 3, "discarded": 1, "undecided": 0, "requests": 0, "failed": 0}
     verdicts = dict(cat.con.execute("SELECT task_id, verdict FROM shortcut_verdicts").fetchall())
     assert verdicts == {"feature_analysis_1": "shortcut_discarded", "feature_analysis_2": "shortcut_passed",

@@ -11,11 +11,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from curation.config import load_config
+from curation.core.config import ShortcutConfig, build
+from curation.core.services import free_port
 from curation.qc.llm_server import MODEL_ALIAS, start_llm, wait_llm
 from curation.qc.prompts import CANNOT_ANSWER, UNPARSED
-from curation.qc.shortcut import run_shortcut
-from curation.services import free_port
+from curation.qc.shortcut import filter_shortcuts
 from tests.qc.helpers import plant_task, planted_catalog
 
 
@@ -64,13 +64,11 @@ def llm(tmp_path_factory):
     os.killpg(state["proc"].pid, signal.SIGKILL)
 
 
-def _config(port: int, **extra) -> dict:
-    cfg = dict(load_config()["qc"]["shortcut"])
-    cfg["language"] = "en"
-    cfg["inspectors"] = [{"name": "smollm2", "kind": "openai", "base_url": f"http://127.0.0.1:{port}/v1",
-                          "model": MODEL_ALIAS, "temperature": 0.0, "samples": 1, "max_tokens": 24,
-                          "backoff_s": 0.3, "max_retries": 6}]
-    return cfg | extra
+def _config(port: int, api_key_env: str = "", **extra) -> ShortcutConfig:
+    inspector = {"name": "smollm2", "kind": "openai", "base_url": f"http://127.0.0.1:{port}/v1",
+                 "model": MODEL_ALIAS, "temperature": 0.0, "samples": 1, "max_tokens": 24,
+                 "backoff_s": 0.3, "max_retries": 6, "api_key_env": api_key_env}
+    return build(ShortcutConfig, {"language": "en", "inspectors": [inspector], **extra}, "qc.shortcut")
 
 
 def _plant(cat, n_label: int = 2) -> None:
@@ -90,9 +88,8 @@ def test_real_answers_parsed_and_cached(clustered_catalog, llm, monkeypatch):
     proxy = CountingProxy(llm["port"])
     secret = "sk-local-" + os.urandom(8).hex()
     monkeypatch.setenv("SHORTCUT_TEST_KEY", secret)
-    config = _config(proxy.port)
-    config["inspectors"][0]["api_key_env"] = "SHORTCUT_TEST_KEY"
-    counts = run_shortcut(cat, config)
+    config = _config(proxy.port, api_key_env="SHORTCUT_TEST_KEY")
+    counts = filter_shortcuts(cat, config)
     assert (counts["tasks"], counts["requests"], counts["failed"], counts["undecided"]) == (3, 3, 0, 0)
     assert proxy.count == 3
     answers = {r[0]: json.loads(r[1])[0] for r in cat.con.execute(
@@ -105,7 +102,7 @@ def test_real_answers_parsed_and_cached(clustered_catalog, llm, monkeypatch):
     cached = cat.con.execute("SELECT count(*), count(DISTINCT prompt_sha256) FROM llm_calls").fetchone()
     assert cached == (3, 3)
     before = cat.con.execute("SELECT task_id, verdict FROM shortcut_verdicts ORDER BY 1").fetchall()
-    again = run_shortcut(cat, config)
+    again = filter_shortcuts(cat, config)
     assert again["requests"] == 0 and proxy.count == 3  # the server received nothing
     assert cat.con.execute("SELECT task_id, verdict FROM shortcut_verdicts ORDER BY 1").fetchall() == before
     stored = json.dumps([cat.rows("SELECT * FROM runs"), cat.rows("SELECT * FROM llm_calls"),
@@ -128,7 +125,7 @@ def test_retries_when_the_server_stops_and_starts_mid_run(clustered_catalog, llm
 
     thread = threading.Thread(target=bounce)
     thread.start()
-    counts = run_shortcut(cat, _config(proxy.port, concurrency=1))
+    counts = filter_shortcuts(cat, _config(proxy.port, concurrency=1))
     thread.join()
     assert counts["failed"] == 0 and counts["undecided"] == 0 and counts["tasks"] == 5
     assert proxy.count > 5  # some requests met the stopped server and were retried

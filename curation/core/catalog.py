@@ -1,17 +1,14 @@
-"""The DuckDB catalog: schema migrations, run records and the rejects table.
+"""The DuckDB catalog: schema migrations with declared keys, run rows, transactions.
 
-The catalog is the only state shared between stages. Every stage opens it,
-records a run, writes inside one transaction, and closes the run with counts.
+The catalog is the only state shared between stages. Run rows are written by the
+stage runner (`curation.core.stage`), never by a stage itself.
 """
 
 from __future__ import annotations
 
-import json
 import subprocess
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
@@ -20,7 +17,7 @@ from typing import Any
 import duckdb
 
 from curation import __version__
-from curation.config import PROJECT_ROOT
+from curation.core.errors import CurationError, PrerequisiteError
 
 # Each entry moves the schema one version forward; never edit a released entry,
 # append a new one.
@@ -122,16 +119,42 @@ MIGRATIONS: list[str] = [
     CREATE VIEW latest_tasks AS
     SELECT * FROM tasks QUALIFY version = max(version) OVER (PARTITION BY task_id);
     """,
+    # 7: declared keys (a duplicate cannot be written), failed runs say why, latest feeds.
+    """
+    ALTER TABLE runs ADD COLUMN error VARCHAR;
+    ALTER TABLE runs ADD PRIMARY KEY (run_id);
+    ALTER TABLE videos ADD PRIMARY KEY (video_id);
+    ALTER TABLE comments ADD PRIMARY KEY (video_id, comment_id);
+    ALTER TABLE rejects ADD PRIMARY KEY (stage, source, raw_ref);
+    ALTER TABLE keyword_sets ADD PRIMARY KEY (video_id);
+    ALTER TABLE embeddings ADD PRIMARY KEY (model_id, text_sha256);
+    ALTER TABLE clusters ADD PRIMARY KEY (run_id, cluster_id);
+    ALTER TABLE cluster_members ADD PRIMARY KEY (run_id, video_id);
+    ALTER TABLE feeds ADD PRIMARY KEY (feed_id, version);
+    ALTER TABLE media_files ADD PRIMARY KEY (video_id);
+    ALTER TABLE media_probes ADD PRIMARY KEY (video_id);
+    ALTER TABLE media_outputs ADD PRIMARY KEY (video_id);
+    ALTER TABLE ls_projects ADD PRIMARY KEY (base_url, project_id);
+    CREATE UNIQUE INDEX ls_projects_annotator ON ls_projects (base_url, annotator);
+    ALTER TABLE ls_tasks ADD PRIMARY KEY (base_url, ls_task_id);
+    ALTER TABLE tasks ADD PRIMARY KEY (task_id, version);
+    ALTER TABLE llm_calls ADD PRIMARY KEY (endpoint, model, prompt_sha256, sample, temperature);
+    ALTER TABLE shortcut_verdicts ADD PRIMARY KEY (task_id, task_version);
+    CREATE VIEW latest_feeds AS
+    SELECT * FROM feeds QUALIFY version = max(version) OVER (PARTITION BY feed_id);
+    """,
 ]
 
 
 @cache
 def code_version() -> str:
+    """The package version, plus the git commit when running from a checkout."""
+    root = Path(__file__).resolve().parents[2]
+    if not (root / ".git").exists():
+        return __version__
     try:
-        out = subprocess.run(
-            ["git", "describe", "--always", "--dirty", "--tags"],
-            cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=5, check=True,
-        )
+        out = subprocess.run(["git", "describe", "--always", "--dirty", "--tags"], cwd=root,
+                             capture_output=True, text=True, timeout=5, check=True)
         return f"{__version__}+{out.stdout.strip()}"
     except (OSError, subprocess.SubprocessError):
         return __version__
@@ -139,14 +162,6 @@ def code_version() -> str:
 
 def now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
-
-
-@dataclass
-class Run:
-    run_id: str
-    stage: str
-    params: dict[str, Any]
-    counts: dict[str, Any] = field(default_factory=dict)
 
 
 class Catalog:
@@ -157,8 +172,12 @@ class Catalog:
         if not read_only:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         elif not self.path.exists():
-            raise FileNotFoundError(f"catalog {self.path} does not exist: run `curate ingest` first")
-        self.con = duckdb.connect(str(self.path), read_only=read_only)
+            raise PrerequisiteError(f"catalog {self.path} does not exist: run `curate ingest` first")
+        try:
+            self.con = duckdb.connect(str(self.path), read_only=read_only)
+        except duckdb.IOException as exc:
+            raise CurationError(f"catalog {self.path} cannot be opened: {str(exc).splitlines()[0]}") from None
+        self._depth = 0
         if not read_only:
             self._migrate()
 
@@ -181,48 +200,48 @@ class Catalog:
         version = self.con.execute("SELECT max(version) FROM schema_migrations").fetchone()
         return int(version[0] or 0) if version else 0
 
-    def _migrate(self) -> None:
+    def _migrate(self, migrations: list[str] | None = None) -> None:
         self.con.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER, applied_at TIMESTAMP)"
         )
         current = self.schema_version
-        for version, sql in enumerate(MIGRATIONS, start=1):
+        for version, sql in enumerate(migrations or MIGRATIONS, start=1):
             if version <= current:
                 continue
-            self.con.execute("BEGIN TRANSACTION")
-            self.con.execute(sql)
-            self.con.execute("INSERT INTO schema_migrations VALUES (?, ?)", [version, now()])
-            self.con.execute("COMMIT")
+            try:
+                with self.transaction():
+                    self.con.execute(sql)
+                    self.con.execute("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
+                                     [version, now()])
+            except duckdb.Error as exc:
+                raise CurationError(f"catalog {self.path}: schema migration {version} failed: "
+                                    f"{str(exc).splitlines()[0]}") from None
 
-    # -- runs -------------------------------------------------------------
+    # -- transactions and writes ---------------------------------------------
 
-    def start_run(self, stage: str, params: dict[str, Any]) -> Run:
-        run_id = f"{stage}-{now():%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
-        # The file lock admits one writer, so a run of this stage still marked running
-        # was killed: say so rather than leave it looking alive.
-        self.con.execute("UPDATE runs SET status = 'interrupted' WHERE stage = ? "
-                         "AND status = 'running'", [stage])
-        self.con.execute(
-            "INSERT INTO runs VALUES (?, ?, ?, ?, ?, NULL, 'running', NULL)",
-            [run_id, stage, json.dumps(params, ensure_ascii=False, sort_keys=True, default=str),
-             code_version(), now()],
-        )
-        return Run(run_id, stage, params)
-
-    def finish_run(self, run: Run, status: str = "ok") -> None:
-        self.con.execute(
-            "UPDATE runs SET finished_at = ?, status = ?, counts = ? WHERE run_id = ?",
-            [now(), status, json.dumps(run.counts, ensure_ascii=False, sort_keys=True), run.run_id],
-        )
+    @property
+    def in_transaction(self) -> bool:
+        return self._depth > 0
 
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """One transaction; a nested block joins the enclosing one."""
+        if self._depth:
+            self._depth += 1
+            try:
+                yield self.con
+            finally:
+                self._depth -= 1
+            return
         self.con.execute("BEGIN TRANSACTION")
+        self._depth = 1
         try:
             yield self.con
         except BaseException:
+            self._depth = 0
             self.con.execute("ROLLBACK")
             raise
+        self._depth = 0
         self.con.execute("COMMIT")
 
     @contextmanager
@@ -236,7 +255,29 @@ class Catalog:
             for name in tables:
                 self.con.unregister(name)
 
-    def rows(self, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
+    def insert(self, table: str, row: dict[str, Any]) -> None:
+        """One row, by column name."""
+        names = ", ".join(row)
+        self.con.execute(f"INSERT INTO {table} ({names}) VALUES ({', '.join('?' * len(row))})",
+                         list(row.values()))
+
+    def insert_staged(self, table: str, staged: str, columns: list[str] | tuple[str, ...],
+                      where: str = "", params: list[Any] | None = None) -> None:
+        """Rows of a staged Arrow table (or any relation), by column name."""
+        names = ", ".join(columns)
+        self.con.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM {staged} {where}",
+                         params or [])
+
+    def rows(self, sql: str, params: list[Any] | dict[str, Any] | None = None) -> list[dict[str, Any]]:
         cur = self.con.execute(sql, params or [])
         names = [d[0] for d in cur.description]
         return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+    def scalar(self, sql: str, params: list[Any] | dict[str, Any] | None = None) -> Any:
+        row = self.con.execute(sql, params or []).fetchone()
+        return row[0] if row else None
+
+    def tables(self) -> list[str]:
+        return [r[0] for r in self.con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' "
+            "AND table_type = 'BASE TABLE' ORDER BY 1").fetchall()]

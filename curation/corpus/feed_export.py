@@ -7,14 +7,19 @@ import json
 from pathlib import Path
 from typing import Any
 
-from curation.catalog import Catalog
-from curation.feeds import Feed, latest_feeds
+from curation.core.catalog import Catalog
+from curation.core.stage import StageRun, stage
+from curation.corpus.feeds import Feed, latest_feeds
 from curation.reports import histogram_svg, page, write
 
 
-def export_feeds(catalog: Catalog, out_dir: Path) -> list[Feed]:
+@stage("feeds-export", command="curate feeds export DIR", reads=("feeds",), writes=("feed files",),
+       summary="one JSON per feed (latest version) plus feeds.jsonl")
+def export_feeds(run: StageRun, out_dir: Path) -> list[Feed]:
     """One `<feed_id>.json` per feed (latest version) plus `feeds.jsonl`, written atomically."""
-    feeds = latest_feeds(catalog)
+    feeds = latest_feeds(run.db)
+    run.params.update(out_dir=str(out_dir))
+    run.counts.update(feeds=len(feeds))
     out_dir.mkdir(parents=True, exist_ok=True)
     for feed in feeds:
         write(out_dir / f"{feed.feed_id}.json", feed.to_json())
@@ -28,12 +33,16 @@ def export_feeds(catalog: Catalog, out_dir: Path) -> list[Feed]:
     return feeds
 
 
+def format_ratio(ratio: float | None) -> str:
+    return "no anchor video left" if ratio is None else f"{ratio:.2f}"
+
+
 def ratio_drift(catalog: Catalog, lo: float, hi: float) -> dict[str, Any]:
     """Feeds whose latest version left the [lo, hi] design range after edits."""
     feeds = latest_feeds(catalog)
     outside = [{"feed_id": f.feed_id, "version": f.version, "ratio": f.ratio,
                 "keyword_videos": len(f.keyword_videos), "other_videos": len(f.other_videos)}
-               for f in feeds if not lo <= f.ratio <= hi]
+               for f in feeds if f.ratio is None or not lo <= f.ratio <= hi]
     edited = sum(1 for f in feeds if f.version > 1)
     return {"feeds": len(feeds), "edited": edited, "outside": len(outside), "range": [lo, hi],
             "drifted": outside}
@@ -50,7 +59,8 @@ def feeds_report(catalog: Catalog, path: Path, lo: float, hi: float) -> Path:
         f"<p>{len(feeds)} feeds (latest versions), {drift['edited']} edited, "
         f"{drift['outside']} outside the ratio range [{lo}, {hi}]</p>",
         histogram_svg(sizes, "cluster size (clusters behind these feeds)", log_y=True),
-        histogram_svg([f.ratio for f in feeds], "distractor ratio (other / keyword videos)", bins=15),
+        histogram_svg([f.ratio for f in feeds if f.ratio is not None], "distractor ratio (other / keyword videos)",
+                      bins=15),
         histogram_svg([len(f.video_feed) for f in feeds], "feed length (videos)", bins=19),
         histogram_svg([len(f.keyword_videos) for f in feeds], "anchor videos per feed", bins=5),
         "<h2>Feeds</h2><table><tr><th>feed</th><th>v</th><th>cluster</th><th>ratio</th>"
@@ -64,7 +74,7 @@ def feeds_report(catalog: Catalog, path: Path, lo: float, hi: float) -> Path:
         cells = [(f"<b>{esc((titles.get(v) or v)[:40])}</b>" if v in anchors
                   else esc((titles.get(v) or v)[:40])) for v in feed.video_feed]
         body.append(f"<tr><td>{esc(feed.feed_id)}</td><td>{feed.version}</td>"
-                    f"<td>{feed.anchor_cluster}</td><td>{feed.ratio:.2f}</td>"
+                    f"<td>{feed.anchor_cluster}</td><td>{format_ratio(feed.ratio)}</td>"
                     f"<td>{' · '.join(cells)}</td></tr>")
     body.append("</table>")
     return write(path, page("Feeds", body))

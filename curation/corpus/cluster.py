@@ -18,9 +18,13 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from curation.catalog import Catalog
-from curation.embed import load_vectors, model_id_for
-from curation.progress import note
+from curation.core.catalog import Catalog
+from curation.core.config import ClusterConfig, as_dict
+from curation.core.errors import PrerequisiteError
+from curation.core.progress import note
+from curation.core.stage import StageRun, stage
+from curation.corpus.embed import load_vectors, model_id_for
+from curation.corpus.quality import source_quality
 
 
 @dataclass
@@ -60,9 +64,24 @@ def hdbscan_labels(points: np.ndarray, backend: str, min_cluster_size: int,
 
         model = fast_hdbscan.HDBSCAN(min_cluster_size=min_cluster_size, min_samples=min_samples)
     else:
-        raise ValueError(f"unknown cluster backend {backend!r}: hdbscan, sklearn or fast-hdbscan")
+        raise ValueError(f"unknown cluster backend {backend!r}")
     labels = model.fit_predict(points)
     return np.asarray(labels, dtype=np.int64), np.asarray(model.probabilities_, dtype=np.float64)
+
+
+def unite_identical(labels: np.ndarray, texts: list[str]) -> np.ndarray:
+    """One cluster for all videos with the same keyword set. HDBSCAN can split a block of
+    identical points between two clusters (all its merges tie at distance 0, and the tie order
+    varies with the BLAS build), which would let a copy of an anchor video be its distractor."""
+    groups: dict[str, list[int]] = {}
+    for i, text in enumerate(texts):
+        groups.setdefault(text, []).append(i)
+    united = labels.copy()
+    for members in groups.values():
+        found = Counter(int(labels[i]) for i in members if labels[i] >= 0)
+        if len(members) > 1 and found and (len(found) > 1 or len(found) == 1 and min(labels[members]) < 0):
+            united[members] = min(found, key=lambda c: (-found[c], c))
+    return united
 
 
 def class_tfidf(keyword_sets: dict[int, list[list[str]]], top_n: int) -> dict[int, list[str]]:
@@ -89,47 +108,53 @@ def _fingerprint(video_ids: list[str], hashes: list[str], params: dict[str, Any]
 
 
 def latest_cluster_run(catalog: Catalog) -> str | None:
-    row = catalog.con.execute("SELECT run_id FROM runs WHERE stage = 'cluster' AND status = 'ok' "
-                              "ORDER BY finished_at DESC LIMIT 1").fetchone()
-    return row[0] if row else None
+    """The run holding the latest clustering (a run that reused an earlier one points at it)."""
+    return catalog.scalar(
+        "SELECT coalesce(json_extract_string(counts, '$.reused_run'), run_id) FROM runs "
+        "WHERE stage = 'cluster' AND status = 'ok' ORDER BY finished_at DESC LIMIT 1")
 
 
-def run_cluster(catalog: Catalog, config: dict[str, Any], model_spec: str) -> ClusterResult:
+@stage("cluster", command="curate cluster [--report]",
+       reads=("keyword_sets", "embeddings", "videos", "clusters", "cluster_members"),
+       writes=("clusters", "cluster_members"), summary="HDBSCAN clusters with top keywords and medoids; "
+       "a re-run with the same inputs and parameters reuses the earlier clustering")
+def cluster_videos(run: StageRun, config: ClusterConfig, model_spec: str) -> ClusterResult:
+    catalog = run.db
     model_id = model_id_for(model_spec)
     video_ids, vectors = load_vectors(catalog, model_id)
     if not video_ids:
-        raise ValueError(f"no embeddings for {model_id}: run `curate keywords` and `curate embed`")
-    params = {"model": model_id, "backend": config.get("backend", "hdbscan"),
-              "min_cluster_size": int(config["min_cluster_size"]),
-              "min_samples": int(config["min_samples"]), "centre": bool(config.get("centre", True)),
-              "reduce_dims": int(config.get("reduce_dims") or 0),
-              "top_keywords": int(config["top_keywords"])}
+        raise PrerequisiteError(f"no embeddings for {model_id}: run `curate keywords` and `curate embed`")
+    params = {"model": model_id, **as_dict(config)}
     rows = catalog.con.execute("SELECT video_id, text_sha256, keywords FROM keyword_sets "
                                "WHERE video_id IN (SELECT unnest(?)) ORDER BY video_id",
                                [video_ids]).fetchall()
     keywords = {r[0]: list(r[2] or []) for r in rows}
     fingerprint = _fingerprint(video_ids, [r[1] for r in rows], params)
-    previous = catalog.con.execute(
-        "SELECT run_id FROM runs WHERE stage = 'cluster' AND status = 'ok' "
-        "AND json_extract_string(params, '$.fingerprint') = ? ORDER BY finished_at DESC LIMIT 1",
-        [fingerprint]).fetchone()
+    run.params.update(params, fingerprint=fingerprint)
+    previous = catalog.rows(
+        "SELECT coalesce(json_extract_string(counts, '$.reused_run'), run_id) AS run_id, counts FROM runs "
+        "WHERE stage = 'cluster' AND status = 'ok' AND json_extract_string(params, '$.fingerprint') = ? "
+        "ORDER BY finished_at DESC LIMIT 1", [fingerprint])
     if previous:
+        source_run = previous[0]["run_id"]
         members = catalog.con.execute("SELECT video_id, cluster_id FROM cluster_members "
-                                      "WHERE run_id = ? ORDER BY video_id", [previous[0]]).fetchall()
-        return ClusterResult(previous[0], [m[0] for m in members],
-                             np.array([m[1] for m in members]), reused=True)
+                                      "WHERE run_id = ? ORDER BY video_id", [source_run]).fetchall()
+        run.counts.update({k: v for k, v in json.loads(previous[0]["counts"] or "{}").items()
+                           if k != "reused_run"}, reused_run=source_run)
+        return ClusterResult(source_run, [m[0] for m in members], np.array([m[1] for m in members]),
+                             reused=True)
 
-    points = centre(vectors, params["reduce_dims"]) if params["centre"] else vectors.astype(float)
-    note(f"clustering {len(video_ids):,} keyword sets ({points.shape[1]}-d, {params['backend']})")
-    labels, probabilities = hdbscan_labels(points, params["backend"], params["min_cluster_size"],
-                                           params["min_samples"])
-    full = centre(vectors) if params["centre"] else vectors.astype(float)
+    points = centre(vectors, config.reduce_dims) if config.centre else vectors.astype(float)
+    note(f"clustering {len(video_ids):,} keyword sets ({points.shape[1]}-d, {config.backend})")
+    labels, probabilities = hdbscan_labels(points, config.backend, config.min_cluster_size, config.min_samples)
+    labels = unite_identical(labels, [r[1] for r in rows])
+    full = centre(vectors) if config.centre else vectors.astype(float)
     by_cluster: dict[int, list[int]] = {}
     for i, label in enumerate(labels):
         if label >= 0:
             by_cluster.setdefault(int(label), []).append(i)
     top = class_tfidf({c: [keywords[video_ids[i]] for i in idx] for c, idx in by_cluster.items()},
-                      params["top_keywords"])
+                      config.top_keywords)
     cluster_rows = []
     for c, idx in sorted(by_cluster.items()):
         sims = full[idx] @ full[idx].T
@@ -138,7 +163,6 @@ def run_cluster(catalog: Catalog, config: dict[str, Any], model_spec: str) -> Cl
         cluster_rows.append((c, len(idx), top[c], medoid,
                              round(float(np.clip(mean_to_others.mean(), -1.0, 1.0)), 6)))
 
-    run = catalog.start_run("cluster", {**params, "fingerprint": fingerprint})
     members = pa.table({
         "run_id": [run.run_id] * len(video_ids), "video_id": video_ids,
         "cluster_id": pa.array(labels.tolist(), pa.int32()),
@@ -152,46 +176,12 @@ def run_cluster(catalog: Catalog, config: dict[str, Any], model_spec: str) -> Cl
         "medoid_video": [r[3] for r in cluster_rows],
         "mean_similarity": pa.array([r[4] for r in cluster_rows], pa.float64()),
     })
-    with catalog.staged(incoming_members=members, incoming_clusters=clusters), catalog.transaction():
-        catalog.con.execute("INSERT INTO cluster_members SELECT * FROM incoming_members")
-        catalog.con.execute("INSERT INTO clusters SELECT * FROM incoming_clusters")
-        result = ClusterResult(run.run_id, video_ids, labels)
-        result.quality = cluster_quality(catalog, video_ids, labels)
-        run.counts = {"videos": len(video_ids), "clusters": len(cluster_rows),
-                      "noise": int((labels < 0).sum()), **result.quality}
-        catalog.finish_run(run)
+    with catalog.staged(incoming_members=members, incoming_clusters=clusters):
+        catalog.insert_staged("cluster_members", "incoming_members", members.column_names)
+        catalog.insert_staged("clusters", "incoming_clusters", clusters.column_names)
+    assert run.run_id is not None
+    result = ClusterResult(run.run_id, video_ids, labels)
+    result.quality = source_quality(catalog, video_ids, labels)
+    run.counts.update(videos=len(video_ids), clusters=len(cluster_rows), noise=int((labels < 0).sum()),
+                      **result.quality)
     return result
-
-
-def cluster_quality(catalog: Catalog, video_ids: list[str], labels: np.ndarray) -> dict[str, Any]:
-    """NMI/ARI against KuaiRec's human categories (noise excluded, noise share beside
-    them) and how many FakeSV events are split across clusters."""
-    from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
-
-    label_of = dict(zip(video_ids, labels.tolist(), strict=True))
-    quality: dict[str, Any] = {}
-    for level in ("second", "third"):
-        truth = catalog.con.execute(
-            f"SELECT video_id, json_extract_string(extra, '$.{level}_level_category_name') "
-            "FROM videos WHERE source = 'KuaiRec'").fetchall()
-        pairs = [(t, label_of[v]) for v, t in truth if t and v in label_of]
-        if not pairs:
-            continue
-        kept = [(t, lab) for t, lab in pairs if lab >= 0]
-        quality[f"kuairec_{level}_noise"] = round(1 - len(kept) / len(pairs), 4)
-        if len(kept) > 1:
-            quality[f"kuairec_{level}_nmi"] = round(float(normalized_mutual_info_score(
-                [t for t, _ in kept], [lab for _, lab in kept])), 4)
-            quality[f"kuairec_{level}_ari"] = round(float(adjusted_rand_score(
-                [t for t, _ in kept], [lab for _, lab in kept])), 4)
-    events = catalog.con.execute("SELECT video_id, keywords[1] FROM videos "
-                                 "WHERE source = 'FakeSV' AND keywords IS NOT NULL").fetchall()
-    if events:
-        clusters_of: dict[str, set[int]] = {}
-        for vid, event in events:
-            if vid in label_of and label_of[vid] >= 0:
-                clusters_of.setdefault(event, set()).add(label_of[vid])
-        quality["fakesv_events"] = len({e for _, e in events})
-        quality["fakesv_events_clustered"] = len(clusters_of)
-        quality["fakesv_events_split"] = sum(1 for s in clusters_of.values() if len(s) > 1)
-    return quality

@@ -18,15 +18,14 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from curation.catalog import Catalog, now
-from curation.cluster import centre, latest_cluster_run
-from curation.embed import load_vectors
+from curation.core.catalog import Catalog, now
+from curation.core.config import FeedsConfig, as_dict
+from curation.core.errors import FeedError, PrerequisiteError
+from curation.core.stage import StageRun, stage
+from curation.corpus.cluster import centre, latest_cluster_run
+from curation.corpus.embed import load_vectors
 
 SIMILARITY_SAMPLE = 2048  # candidates whose similarities set a cluster's distractor threshold
-
-
-class FeedError(ValueError):
-    """A feed operation that cannot be done; the message says why."""
 
 
 @dataclass
@@ -38,7 +37,7 @@ class Feed:
     keyword_videos: list[str]
     other_videos: list[str]
     video_feed: list[str]
-    ratio: float
+    ratio: float | None  # distractors per anchor video; None once no anchor video is left
     seed: int
     run_id: str | None = None
     total_runtime_s: float | None = None
@@ -55,7 +54,7 @@ class Feed:
 class FeedContext:
     """One cluster run's members, keyword sets and vectors, loaded once."""
 
-    def __init__(self, catalog: Catalog, cluster_run: str, config: dict[str, Any]) -> None:
+    def __init__(self, catalog: Catalog, cluster_run: str, config: FeedsConfig) -> None:
         self.cluster_run = cluster_run
         self.config = config
         params = catalog.con.execute("SELECT params FROM runs WHERE run_id = ?",
@@ -80,9 +79,15 @@ class FeedContext:
                 postings.setdefault(word, []).append(i)
         self.postings = {w: np.asarray(ix, dtype=np.int64) for w, ix in postings.items()}
         ids, vectors = load_vectors(catalog, model_id)
-        order = [ids.index(v) for v in self.video_ids] if ids != self.video_ids else None
+        row_of = {v: i for i, v in enumerate(ids)}
+        stale = [v for v in self.video_ids if v not in row_of]
+        if stale:
+            raise PrerequisiteError(
+                f"{len(stale):,} videos of cluster run {cluster_run} have no {model_id} vector for their "
+                f"current keyword set (e.g. {stale[0]}): keyword sets changed since; "
+                "run `curate embed` and `curate cluster`")
         # Similarities are taken in the space the clustering used (centred, PCA-reduced).
-        self.vectors = centre(vectors if order is None else vectors[order],
+        self.vectors = centre(vectors[[row_of[v] for v in self.video_ids]],
                               int(cluster_params.get("reduce_dims") or 0)).astype(np.float32)
         self.clusters = {r[0]: (r[1], list(r[2] or [])) for r in catalog.con.execute(
             "SELECT cluster_id, size, top_keywords FROM clusters WHERE run_id = ? "
@@ -110,7 +115,7 @@ class FeedContext:
         words = self.clusters[cluster_id][1]
         excluded = np.unique(np.concatenate([self.postings[w] for w in words if w in self.postings]
                                             or [np.zeros(0, dtype=np.int64)]))
-        quantile = float(self.config.get("distractor_similarity_quantile", 1.0))
+        quantile = self.config.distractor_similarity_quantile
         threshold = np.inf
         if quantile < 1.0:
             keep = self._sample_labels != cluster_id
@@ -195,16 +200,16 @@ def anchor_weights(sizes: np.ndarray, rule: str) -> np.ndarray:
 
 def build_feeds(ctx: FeedContext, n: int, seed: int) -> list[Feed]:
     cfg = ctx.config
-    a_min, a_max = int(cfg["anchor_min"]), int(cfg["anchor_max"])
-    lo, hi = float(cfg["ratio_min"]), float(cfg["ratio_max"])
-    max_len = int(cfg.get("max_feed_len", 20))
+    a_min, a_max = cfg.anchor_min, cfg.anchor_max
+    lo, hi = cfg.ratio_min, cfg.ratio_max
+    max_len = cfg.max_feed_len
     eligible = np.array([c for c, (size, _) in ctx.clusters.items() if size >= a_min])
     if len(eligible) == 0:
         raise FeedError(f"no cluster has the {a_min} videos an anchor needs")
     weights = anchor_weights(np.array([ctx.clusters[c][0] for c in eligible]),
-                             cfg.get("anchor_weight", "sqrt_size"))
+                             cfg.anchor_weight)
     cdf = np.cumsum(weights)
-    budget_fraction = float(cfg.get("synthetic_fraction", 0.01))
+    budget_fraction = cfg.synthetic_fraction
     placed = synthetic_used = 0
     feeds: list[Feed] = []
     for i in range(n):
@@ -262,9 +267,7 @@ def load_feed(catalog: Catalog, feed_id: str, version: int | None = None) -> Fee
 
 
 def latest_feeds(catalog: Catalog) -> list[Feed]:
-    return [_row_to_feed(r) for r in catalog.rows(
-        "SELECT * FROM feeds QUALIFY version = max(version) OVER (PARTITION BY feed_id) "
-        "ORDER BY feed_id")]
+    return [_row_to_feed(r) for r in catalog.rows("SELECT * FROM latest_feeds ORDER BY feed_id")]
 
 
 def insert_feeds(catalog: Catalog, feeds: list[Feed]) -> None:
@@ -281,44 +284,43 @@ def insert_feeds(catalog: Catalog, feeds: list[Feed]) -> None:
         "created_at": pa.array([now()] * len(feeds), pa.timestamp("us")),
     })
     with catalog.staged(incoming_feeds=table):
-        catalog.con.execute(f"INSERT INTO feeds SELECT {', '.join(_COLUMNS)}, created_at "
-                            "FROM incoming_feeds")
+        catalog.insert_staged("feeds", "incoming_feeds", table.column_names)
 
 
-def run_build(catalog: Catalog, config: dict[str, Any], n: int, seed: int,
-              cluster_run: str | None = None, replace: bool = False) -> dict[str, Any]:
+@stage("feeds", command="curate feeds build --n N --seed S",
+       reads=("clusters", "cluster_members", "keyword_sets", "embeddings", "videos", "runs", "ls_tasks"),
+       writes=("feeds",), summary="anchor cluster + unrelated distractors, shuffled, versioned")
+def build_feed_set(run: StageRun, config: FeedsConfig, n: int, seed: int, cluster_run: str | None = None,
+                   replace: bool = False) -> dict[str, Any]:
+    catalog = run.db
     cluster_run = cluster_run or latest_cluster_run(catalog)
     if cluster_run is None:
-        raise FeedError("no clustering yet: run `curate cluster` first")
+        raise PrerequisiteError("no clustering yet: run `curate cluster` first")
+    run.params.update(n=n, seed=seed, cluster_run=cluster_run, replace=replace, **as_dict(config))
     ctx = FeedContext(catalog, cluster_run, config)
     feeds = build_feeds(ctx, n, seed)
     existing = {f.feed_id: f for f in (_row_to_feed(r) for r in catalog.rows(
         "SELECT * FROM feeds WHERE version = 1 AND seed = ?", [seed]))}
     same = [f for f in feeds if f.feed_id in existing
             and existing[f.feed_id].content() == f.content()]
+    run.counts.update(feeds=len(feeds), written=0, cluster_run=cluster_run)
     if len(same) == len(feeds) and len(existing) == len(feeds):
-        return {"feeds": len(feeds), "written": 0, "cluster_run": cluster_run}
+        return run.counts
     if existing and not replace:
         # Unedited feeds nobody has seen are derived data: rebuild them from the new inputs.
         # Feeds that were edited or sent to annotators are work: never dropped silently.
-        worked_on = catalog.con.execute(
+        worked_on = catalog.scalar(
             "SELECT count(*) FROM feeds WHERE seed = ? AND (version > 1 OR feed_id IN "
-            "(SELECT feed_id FROM ls_tasks))", [seed]).fetchone()[0]
+            "(SELECT feed_id FROM ls_tasks))", [seed])
         if worked_on:
             raise FeedError(f"feeds with seed {seed} already exist from other inputs or parameters and "
                             f"{worked_on} of them were edited or sent to annotators; use another --seed "
                             "or --replace (drops them and their edits)")
         replace = True
-    params = {"n": n, "seed": seed, "cluster_run": cluster_run,
-              **{k: v for k, v in config.items()}}
-    run = catalog.start_run("feeds", params)
     for feed in feeds:
         feed.run_id = run.run_id
-    with catalog.transaction():
-        if replace:
-            catalog.con.execute("DELETE FROM feeds WHERE seed = ?", [seed])
-        insert_feeds(catalog, feeds)
-        run.counts = {"feeds": len(feeds), "written": len(feeds),
-                      "videos": sum(len(f.video_feed) for f in feeds)}
-        catalog.finish_run(run)
-    return {**run.counts, "cluster_run": cluster_run}
+    if replace:
+        catalog.con.execute("DELETE FROM feeds WHERE seed = ?", [seed])
+    insert_feeds(catalog, feeds)
+    run.counts.update(written=len(feeds), videos=sum(len(f.video_feed) for f in feeds))
+    return run.counts

@@ -7,7 +7,7 @@ import json
 from rich.console import Group
 from rich.table import Table
 
-from curation.catalog import Catalog
+from curation.core.catalog import Catalog
 
 
 def status_report(cat: Catalog) -> Group:
@@ -28,12 +28,12 @@ def status_report(cat: Catalog) -> Group:
                    count(*) AS n FROM rejects GROUP BY ALL ORDER BY n DESC LIMIT 30"""):
         rejects.add_row(row["stage"], row["source"], row["kind"], f"{row['n']:,}")
     runs = Table(title="recent runs")
-    for col in ("run_id", "status", "started_at", "counts"):
+    for col in ("run_id", "status", "started_at", "counts or error"):
         runs.add_column(col, overflow="fold")
-    for row in cat.rows("SELECT run_id, status, started_at, counts FROM runs "
+    for row in cat.rows("SELECT run_id, status, started_at, counts, error FROM runs "
                         "ORDER BY started_at DESC LIMIT 10"):
         counts = json.loads(row["counts"] or "{}")
-        brief = ", ".join(f"{k}={v}" for k, v in counts.items() if isinstance(v, int | float))
+        brief = row["error"] or ", ".join(f"{k}={v}" for k, v in counts.items() if isinstance(v, int | float))
         runs.add_row(row["run_id"], row["status"], f"{row['started_at']:%Y-%m-%d %H:%M:%S}", brief)
     return Group(sources, rejects, runs)
 

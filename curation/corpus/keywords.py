@@ -13,14 +13,16 @@ import hashlib
 import logging
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from curation.catalog import Catalog
-from curation.progress import progress
+import pyarrow as pa
+
+from curation.core.config import KeywordsConfig, as_dict
+from curation.core.resources import resource_text
+from curation.core.stage import StageRun, stage
 
 STOP_WORDS = frozenset(
-    word for line in (Path(__file__).with_name("stopwords.txt")).read_text(encoding="utf-8").splitlines()
+    word for line in resource_text("stopwords.txt").splitlines()
     if not line.startswith("#") for word in line.split())
 
 # Kuaishou's "thanks, put me on the trending page" family of tags comes in endless
@@ -110,38 +112,37 @@ def build_keyword_set(video: dict[str, Any], min_keywords: int = 3, top_k: int =
     return KeywordSet(video["video_id"], tuple(keywords), tuple(origins))
 
 
-def run_keywords(catalog: Catalog, config: dict[str, Any]) -> dict[str, int]:
+@stage("keywords", command="curate keywords", reads=("videos",), writes=("keyword_sets",),
+       summary="a keyword set per video with each keyword's origin")
+def build_keyword_sets(run: StageRun, config: KeywordsConfig) -> dict[str, int]:
     """Recompute every video's keyword set; rows whose set is unchanged are kept as they were."""
-    params = {k: config[k] for k in ("min_keywords", "extract_top_k", "min_token_chars")}
+    catalog = run.db
+    run.params.update(as_dict(config))
     videos = catalog.rows("SELECT video_id, title, description, hashtags, keywords "
                           "FROM videos ORDER BY video_id")
-    sets = [build_keyword_set(v, params["min_keywords"], params["extract_top_k"],
-                              params["min_token_chars"])
-            for v in progress(videos, "keywords", len(videos))]
-    run = catalog.start_run("keywords", params)
-    import pyarrow as pa
-
+    sets = [build_keyword_set(v, config.min_keywords, config.extract_top_k, config.min_token_chars)
+            for v in run.progress(videos, "keywords", len(videos))]
     incoming = pa.table({
         "video_id": [s.video_id for s in sets],
         "keywords": pa.array([list(s.keywords) or None for s in sets], pa.list_(pa.string())),
         "origins": pa.array([list(s.origins) or None for s in sets], pa.list_(pa.string())),
         "text": [s.text or None for s in sets],
         "text_sha256": [s.text_sha256 if s.keywords else None for s in sets],
+        "run_id": [run.run_id] * len(sets),
     })
     con = catalog.con
-    with catalog.staged(incoming_keywords=incoming), catalog.transaction():
+    with catalog.staged(incoming_keywords=incoming):
         con.execute("""
             CREATE TEMP TABLE changed_kw AS SELECT i.video_id FROM incoming_keywords i
             LEFT JOIN keyword_sets k USING (video_id)
             WHERE k.video_id IS NULL OR k.keywords IS DISTINCT FROM i.keywords
                OR k.origins IS DISTINCT FROM i.origins""")
-        changed = con.execute("SELECT count(*) FROM changed_kw").fetchone()[0]
+        changed = catalog.scalar("SELECT count(*) FROM changed_kw")
         con.execute("DELETE FROM keyword_sets WHERE video_id IN (SELECT video_id FROM changed_kw)"
                     " OR video_id NOT IN (SELECT video_id FROM incoming_keywords)")
-        con.execute("INSERT INTO keyword_sets SELECT *, ? FROM incoming_keywords "
-                    "WHERE video_id IN (SELECT video_id FROM changed_kw)", [run.run_id])
+        catalog.insert_staged("keyword_sets", "incoming_keywords", incoming.column_names,
+                              "WHERE video_id IN (SELECT video_id FROM changed_kw)")
         con.execute("DROP TABLE changed_kw")
-        empty = sum(1 for s in sets if not s.keywords)
-        run.counts = {"videos": len(sets), "changed": int(changed), "empty": empty}
-        catalog.finish_run(run)
+    run.counts.update(videos=len(sets), changed=int(changed), empty=sum(1 for s in sets if not s.keywords))
     return run.counts
+

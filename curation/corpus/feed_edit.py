@@ -16,8 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from curation.catalog import Catalog
-from curation.feeds import Feed, FeedContext, FeedError, feed_runtime, insert_feeds, load_feed
+from curation.core.config import FeedsConfig
+from curation.core.errors import FeedError
+from curation.core.stage import StageRun, stage
+from curation.corpus.feeds import Feed, FeedContext, feed_runtime, insert_feeds, load_feed
 
 
 def _check_position(feed: Feed, position: Any) -> int:
@@ -78,16 +80,21 @@ def apply_edit(feed: Feed, op: dict[str, Any], ctx: FeedContext | None,
         other = [v for v in other if v != old] + [new]
     else:
         raise FeedError(f"unknown edit {kind!r}: reorder, delete or swap")
-    ratio = round(len(other) / len(keyword), 6) if keyword else float("inf")
+    # With no anchor video left the ratio is undefined: None (JSON null), never infinity.
+    ratio = round(len(other) / len(keyword), 6) if keyword else None
     edited = replace(feed, keyword_videos=keyword, other_videos=other, video_feed=videos,
                      ratio=ratio)
     return edited, op
 
 
-def edit_feed(catalog: Catalog, feed_id: str, ops: list[dict[str, Any]], config: dict[str, Any],
+@stage("feeds-edit", command="curate feeds edit <feed_id>", reads=("feeds", "videos", "runs", "clusters",
+       "cluster_members", "keyword_sets", "embeddings"), writes=("feeds",),
+       summary="reorder / delete / swap, as a new feed version")
+def edit_feed(run: StageRun, feed_id: str, ops: list[dict[str, Any]], config: FeedsConfig,
               author: str | None = None, base_version: int | None = None) -> Feed:
     """Apply `ops` in order to `base_version` (default: the latest) of `feed_id` and store
     the result as the next version after the latest."""
+    catalog = run.db
     if not ops:
         raise FeedError("no edit given")
     latest = load_feed(catalog, feed_id).version
@@ -103,16 +110,13 @@ def edit_feed(catalog: Catalog, feed_id: str, ops: list[dict[str, Any]], config:
     for op in ops:
         current, done = apply_edit(current, op, ctx, known)
         recorded.append(done)
-    run = catalog.start_run("feeds-edit", {"feed_id": feed_id, "from_version": feed.version,
-                                           "ops": recorded, "author": author})
+    run.params.update(feed_id=feed_id, from_version=feed.version, ops=recorded, author=author)
     durations = dict(catalog.con.execute(
         "SELECT video_id, duration_s FROM videos WHERE list_contains(?, video_id)",
         [current.video_feed]).fetchall())
     new = replace(current, version=latest + 1, run_id=run.run_id,
                   total_runtime_s=feed_runtime(durations, current.video_feed),
                   edit=[{**op, "author": author} if author else op for op in recorded])
-    with catalog.transaction():
-        insert_feeds(catalog, [new])
-        run.counts = {"version": new.version, "videos": len(new.video_feed)}
-        catalog.finish_run(run)
+    insert_feeds(catalog, [new])
+    run.counts.update(version=new.version, videos=len(new.video_feed))
     return new

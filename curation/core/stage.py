@@ -1,0 +1,168 @@
+"""A stage is an object: its name, the catalog tables it reads and writes, and the
+function that does the work. One runner owns everything around that function.
+
+    @stage("keywords", command="curate keywords", reads=("videos",), writes=("keyword_sets",),
+           summary="a keyword set per video with each keyword's origin")
+    def build_keyword_sets(run: StageRun, config: KeywordsConfig) -> dict[str, int]:
+        ...                      # read and write through run.catalog; fill run.counts
+        return run.counts
+
+    build_keyword_sets(catalog, config)     # runs it: a row in `runs`, one transaction
+
+The runner writes the run row (running -> ok | failed with the error | interrupted
+when a later run finds it still running), wraps the work in one transaction unless
+the stage commits in batches (`batched=True`, for resumable work), and records the
+parameters and counts. `curate describe` prints from the same objects.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from curation.core.catalog import Catalog, code_version, now
+from curation.core.progress import progress
+
+T = TypeVar("T")
+STAGES: dict[str, Stage] = {}
+PIPELINE = ("ingest", "keywords", "embed", "cluster", "feeds", "feeds-edit", "feeds-export", "media-scan",
+            "media-probe", "media-normalise", "media-register-synthetic", "annotate-export", "annotate-import",
+            "qc-validate", "qc-shortcut")
+
+
+@dataclass
+class StageRun:
+    """What a stage's work function gets: the catalog, its run id, and where to put
+    parameters and counts. `catalog` is None in a dry run of a stage that allows one."""
+
+    stage: str
+    run_id: str | None
+    catalog: Catalog | None
+    params: dict[str, Any] = field(default_factory=dict)
+    counts: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def dry_run(self) -> bool:
+        return self.run_id is None
+
+    @property
+    def db(self) -> Catalog:
+        """The catalog, for stages that always have one."""
+        assert self.catalog is not None, f"{self.stage}: no catalog in a dry run"
+        return self.catalog
+
+    def progress(self, items: Iterable[T], description: str, total: int | None = None) -> Iterator[T]:
+        return progress(items, description, total)
+
+    def clear_rejects(self, *, record_id: str) -> None:
+        """Forget this stage's earlier reject of a record (it is being judged again)."""
+        self.db.con.execute("DELETE FROM rejects WHERE stage = ? AND record_id = ?", [self.stage, record_id])
+
+    def reject(self, *, source: str, raw_ref: str, reason: str, raw: bytes, record_id: str | None = None) -> None:
+        """Record that this stage rejected a record; a re-run replaces, never adds."""
+        if record_id is not None:
+            self.clear_rejects(record_id=record_id)
+        self.db.con.execute("DELETE FROM rejects WHERE stage = ? AND source = ? AND raw_ref = ?",
+                            [self.stage, source, raw_ref])
+        self.db.insert("rejects", {"run_id": self.run_id, "stage": self.stage, "source": source,
+                                   "raw_ref": raw_ref, "record_id": record_id, "reason": reason, "raw": raw})
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    command: str
+    summary: str
+    reads: tuple[str, ...]
+    writes: tuple[str, ...]
+    work: Callable[..., Any]
+    batched: bool = False  # commits its own batches (resumable); otherwise one transaction
+    check: Callable[..., None] | None = None  # refuses bad arguments before any run row is written
+
+    def __call__(self, catalog: Catalog | None, *args: Any, dry_run: bool = False, **kwargs: Any) -> Any:
+        """Run the stage on `catalog`. With `dry_run` (or no catalog) no run row is written
+        and the work must write nothing."""
+        if self.check is not None:
+            self.check(*args, **kwargs)
+        if dry_run or catalog is None:
+            return self.work(StageRun(self.name, None, catalog), *args, **kwargs)
+        run = StageRun(self.name, f"{self.name}-{now():%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}", catalog)
+        outer = catalog.in_transaction  # a stage called by another stage joins its transaction
+        with catalog.transaction():
+            # One writer holds the file, so a run of this stage still marked running was killed.
+            catalog.con.execute("UPDATE runs SET status = 'interrupted' WHERE stage = ? AND status = 'running'",
+                                [self.name])
+            catalog.insert("runs", {"run_id": run.run_id, "stage": self.name, "params": "{}",
+                                    "code_version": code_version(), "started_at": now(), "status": "running"})
+        try:
+            if self.batched or outer:
+                result = self.work(run, *args, **kwargs)
+                self._close(run, "ok")
+            else:
+                with catalog.transaction():
+                    result = self.work(run, *args, **kwargs)
+                    self._close(run, "ok")
+        except KeyboardInterrupt:
+            if not outer:
+                self._close(run, "interrupted", "stopped by the user")
+            raise
+        except Exception as exc:
+            if not outer:
+                self._close(run, "failed", f"{type(exc).__name__}: {exc}"[:2000])
+            raise
+        return result
+
+    @staticmethod
+    def _close(run: StageRun, status: str, error: str | None = None) -> None:
+        run.db.con.execute(
+            "UPDATE runs SET finished_at = ?, status = ?, params = ?, counts = ?, error = ? WHERE run_id = ?",
+            [now(), status, _json(run.params), _json(run.counts), error, run.run_id])
+
+    def describe(self, counts: dict[str, int] | None = None) -> str:
+        def show(tables: tuple[str, ...]) -> str:
+            return ", ".join(f"{t} ({counts[t]:,})" if counts and t in counts else t for t in tables) or "-"
+        mode = "commits in batches (resumable)" if self.batched else "one transaction"
+        return (f"{self.name}: {self.command}\n    {self.summary}\n"
+                f"    reads: {show(self.reads)}\n    writes: {show(self.writes)}\n    {mode}")
+
+
+def _json(value: dict[str, Any]) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def stage(name: str, *, command: str, summary: str, reads: tuple[str, ...], writes: tuple[str, ...],
+          batched: bool = False, check: Callable[..., None] | None = None) -> Callable[[Callable[..., Any]], Stage]:
+    """Declare `work(run, ...)` as a stage; the returned object runs it. `check(...)` gets the same
+    arguments (without the run) and raises on arguments that cannot be right."""
+    def declare(work: Callable[..., Any]) -> Stage:
+        if name in STAGES:
+            raise ValueError(f"stage {name!r} declared twice")
+        declared = Stage(name, command, summary, reads, writes, work, batched, check)
+        STAGES[name] = declared
+        return declared
+    return declare
+
+
+def all_stages() -> list[Stage]:
+    """Every stage of the pipeline, in pipeline order (importing the modules declares them)."""
+    import curation.annotate.export
+    import curation.annotate.importer
+    import curation.corpus.cluster
+    import curation.corpus.embed
+    import curation.corpus.feed_edit
+    import curation.corpus.feed_export
+    import curation.corpus.feeds
+    import curation.corpus.keywords
+    import curation.ingest
+    import curation.media.normalise
+    import curation.media.probe
+    import curation.media.scan
+    import curation.media.synthetic
+    import curation.qc.shortcut
+    import curation.qc.validate  # noqa: F401
+
+    order = {name: i for i, name in enumerate(PIPELINE)}
+    return sorted(STAGES.values(), key=lambda s: (order.get(s.name, len(order)), s.name))
