@@ -16,6 +16,7 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,11 +24,10 @@ sys.path.insert(0, str(ROOT))
 
 from curation.core.catalog import Catalog  # noqa: E402
 from curation.core.config import load_config  # noqa: E402
-from curation.ingest.load import run_ingest  # noqa: E402
-from curation.ingest.records import SourceRecord  # noqa: E402
+from curation.ingest import ingest_path  # noqa: E402
 from curation.media.normalise import build_command, normalise_media, output_paths, plan_jobs  # noqa: E402
 from curation.media.probe import probe_media  # noqa: E402
-from curation.media.scan import scan_media, write_scan  # noqa: E402
+from curation.media.scan import scan_media  # noqa: E402
 
 
 def make_clip(path: Path, seconds: int, index: int) -> None:
@@ -54,13 +54,13 @@ def main() -> None:
             list(pool.map(lambda i: make_clip(clips / f"clip{i:03d}.mp4", args.seconds, i),
                           range(args.clips)))
         print(f"{args.clips} clips of {args.seconds} s generated in {time.perf_counter() - t0:.1f} s")
-        config = {**load_config().media, "output_dir": str(work / "ours"),
-                  "match": {"Bench": "stem"}}
+        config = replace(load_config().media, output_dir=str(work / "ours"), match={"Bench": "stem"})
+        corpus, mapping = work / "clips.jsonl", work / "mapping.toml"
+        corpus.write_text("".join(f'{{"id": "clip{i:03d}"}}\n' for i in range(args.clips)), encoding="utf-8")
+        mapping.write_text('source = "Bench"\nformat = "jsonl"\n[fields]\nnative_id = "id"\n', encoding="utf-8")
         with Catalog(work / "catalog.duckdb") as cat:
-            records = (SourceRecord(f"clips:{i}", b"", fields={"native_id": f"clip{i:03d}"})
-                       for i in range(args.clips))
-            run_ingest(cat, "Bench", records, stage_params={}, file_key="clips", max_field_bytes=1 << 20)
-            write_scan(cat, scan_media(cat, clips, "Bench", config), clips, "Bench")
+            ingest_path(cat, "generic", corpus, mapping=mapping)
+            scan_media(cat, clips, "Bench", config)
             probe_media(cat, config, args.workers)
             jobs, _ = plan_jobs(cat, config)
             bare_dir = work / "bare"

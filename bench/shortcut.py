@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from curation.core.catalog import Catalog, now  # noqa: E402
-from curation.core.config import load_config  # noqa: E402
+from curation.core.config import ShortcutConfig, build  # noqa: E402
 from curation.corpus.feeds import Feed, insert_feeds  # noqa: E402
 from curation.ingest import ingest_path  # noqa: E402
 
@@ -65,10 +65,12 @@ def plant(cat: Catalog, n: int) -> None:
         feeds.append(Feed(f"feed-0-{i:04d}", 1, 0, "bench", chosen[:3], chosen[3:], chosen, 2.0, 0, "bench"))
     insert_feeds(cat, feeds)
     for i in range(n):
-        cat.con.execute(f"INSERT INTO tasks VALUES ({', '.join('?' * 23)})", [
-            f"feature_analysis_{i + 1}", 1, "bench", f"feed-0-{i:04d}", 1, 1, "L2", "feature_analysis", "label",
-            f"问题 {i}", json.dumps({"A": "甲", "B": "乙", "C": "丙"}), json.dumps([{"answer": "B"}]), None, "ok",
-            None, None, None, None, "sha", 1.0, now(), "bench", now()])
+        cat.insert("tasks", {
+            "task_id": f"feature_analysis_{i + 1}", "version": 1, "author": "bench", "feed_id": f"feed-0-{i:04d}",
+            "base_feed_version": 1, "feed_version": 1, "tier": "L2", "subcategory": "feature_analysis",
+            "eval_type": "label", "instruction": f"问题 {i}", "options": json.dumps({"A": "甲", "B": "乙", "C": "丙"}),
+            "eval_config": json.dumps([{"answer": "B"}]), "status": "ok", "annotation_sha256": "sha",
+            "lead_time_s": 1.0, "annotated_at": now(), "run_id": "bench", "created_at": now()})
 
 
 def main() -> None:
@@ -85,9 +87,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, Catalog(Path(tmp) / "c.duckdb") as cat:
         ingest_path(cat, "fakesv", ROOT / "raw/FakeSV/data.json")
         plant(cat, args.tasks)
-        config = dict(load_config().qc.shortcut) | {"concurrency": args.concurrency, "inspectors": [
+        config = build(ShortcutConfig, {"concurrency": args.concurrency, "inspectors": [
             {"name": "slow", "kind": "openai", "base_url": f"http://127.0.0.1:{server.server_address[1]}/v1",
-             "model": "slow", "temperature": 0.0, "samples": 1}]}
+             "model": "slow", "temperature": 0.0, "samples": 1}]}, "qc.shortcut")
         t0 = time.perf_counter()
         counts = filter_shortcuts(cat, config)
         ours = time.perf_counter() - t0

@@ -12,10 +12,12 @@ from curation.corpus.feeds import build_feed_set, load_feed
 def plant_task(cat: Catalog, task_id: str, feed_id: str, *, tier: str, subcategory: str, eval_type: str,
                instruction: str, options: dict[str, str] | None, eval_config: list, status: str = "ok") -> None:
     feed = load_feed(cat, feed_id)
-    cat.con.execute(f"INSERT INTO tasks VALUES ({', '.join('?' * 23)})", [
-        task_id, 1, "alice", feed_id, feed.version, feed.version, tier, subcategory, eval_type, instruction,
-        json.dumps(options, ensure_ascii=False) if options else None, json.dumps(eval_config, ensure_ascii=False),
-        None, status, None, None, None, None, "sha", 10.0, now(), "test", now()])
+    cat.insert("tasks", {
+        "task_id": task_id, "version": 1, "author": "alice", "feed_id": feed_id, "base_feed_version": feed.version,
+        "feed_version": feed.version, "tier": tier, "subcategory": subcategory, "eval_type": eval_type,
+        "instruction": instruction, "options": json.dumps(options, ensure_ascii=False) if options else None,
+        "eval_config": json.dumps(eval_config, ensure_ascii=False), "status": status, "annotation_sha256": "sha",
+        "lead_time_s": 10.0, "annotated_at": now(), "run_id": "test", "created_at": now()})
 
 
 def planted_catalog(cat: Catalog, n_feeds: int = 6, seed: int = 41) -> list[str]:

@@ -1,0 +1,93 @@
+"""The stage runner: run rows, transactions, failures, interruptions."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from curation.core.catalog import Catalog
+from curation.core.errors import CurationError
+from curation.core.stage import Stage, StageRun
+
+
+def _writes_then_raises(run: StageRun, error: BaseException | None) -> dict[str, int]:
+    run.params["answer"] = 42
+    run.db.insert("videos", {"video_id": "T/1", "source": "T", "native_id": "1"})
+    run.counts["written"] = 1
+    if error is not None:
+        raise error
+    return run.counts
+
+
+def _batches(run: StageRun, fail_after: int) -> None:
+    for i in range(3):
+        if i == fail_after:
+            raise CurationError(f"batch {i} is bad")
+        with run.db.transaction():
+            run.db.insert("videos", {"video_id": f"T/{i}", "source": "T", "native_id": str(i)})
+
+
+ONE = Stage("toy", "curate toy", "a stage for the runner's tests", ("videos",), ("videos",), _writes_then_raises)
+BATCHED = Stage("toy-batched", "curate toy-batched", "batches", ("videos",), ("videos",), _batches, batched=True)
+
+
+def _runs(cat: Catalog) -> list[dict]:
+    return cat.rows("SELECT stage, status, params, counts, error, finished_at FROM runs ORDER BY started_at")
+
+
+def test_a_run_that_succeeds_is_ok_with_its_params_and_counts(catalog):
+    assert ONE(catalog, None) == {"written": 1}
+    (run,) = _runs(catalog)
+    assert run["status"] == "ok" and run["finished_at"] is not None and run["error"] is None
+    assert json.loads(run["params"]) == {"answer": 42} and json.loads(run["counts"]) == {"written": 1}
+
+
+def test_a_run_that_raises_is_failed_with_the_error_and_writes_nothing(catalog):
+    with pytest.raises(CurationError, match="the corpus is on fire"):
+        ONE(catalog, CurationError("the corpus is on fire"))
+    (run,) = _runs(catalog)
+    assert run["status"] == "failed" and "the corpus is on fire" in run["error"]
+    assert catalog.scalar("SELECT count(*) FROM videos") == 0  # one transaction: rolled back
+    with pytest.raises(ZeroDivisionError):  # a bug is recorded too, and still raised as itself
+        ONE(catalog, ZeroDivisionError("division by zero"))
+    assert _runs(catalog)[-1]["status"] == "failed" and "ZeroDivisionError" in _runs(catalog)[-1]["error"]
+
+
+def test_a_batched_run_keeps_its_committed_batches_when_it_fails(catalog):
+    with pytest.raises(CurationError):
+        BATCHED(catalog, 2)
+    assert catalog.scalar("SELECT count(*) FROM videos") == 2
+    assert _runs(catalog)[-1]["status"] == "failed"
+
+
+def test_ctrl_c_is_interrupted_and_a_killed_run_is_relabelled_by_the_next(catalog):
+    with pytest.raises(KeyboardInterrupt):
+        ONE(catalog, KeyboardInterrupt())
+    assert _runs(catalog)[-1]["status"] == "interrupted"
+    # A process killed outright leaves its row running; the next run of the stage says what it was.
+    catalog.insert("runs", {"run_id": "toy-killed", "stage": "toy", "status": "running", "params": "{}",
+                            "started_at": "2026-01-01"})
+    ONE(catalog, None)
+    assert catalog.scalar("SELECT status FROM runs WHERE run_id = 'toy-killed'") == "interrupted"
+
+
+def test_a_dry_run_writes_no_run_row(catalog):
+    def count_only(run: StageRun) -> str:
+        return "dry" if run.dry_run else "wet"
+
+    probe = Stage("toy-dry", "curate toy-dry", "dry", (), (), count_only)
+    assert probe(catalog, dry_run=True) == "dry" and probe(None) == "dry"
+    assert catalog.scalar("SELECT count(*) FROM runs") == 0
+    assert probe(catalog) == "wet" and catalog.scalar("SELECT count(*) FROM runs") == 1
+
+
+def test_check_refuses_arguments_before_any_run_row(catalog):
+    def refuse(value: int) -> None:
+        if value < 0:
+            raise CurationError("value must not be negative")
+
+    checked = Stage("toy-checked", "curate toy-checked", "checked", (), (), lambda run, value: value, check=refuse)
+    with pytest.raises(CurationError, match="negative"):
+        checked(catalog, -1)
+    assert catalog.scalar("SELECT count(*) FROM runs") == 0
