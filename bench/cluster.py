@@ -59,14 +59,14 @@ def resampled_catalog(path: Path, sets: list, n: int, seed: int = 0) -> Catalog:
     cat = Catalog(path)
     ids = [f"Bench/{i}" for i in range(n)]
     texts = ["; ".join(p[0]) for p in picks]
-    cat.con.register("v", pa.table({"video_id": ids, "source": ["Bench"] * n,
-                                    "native_id": [str(i) for i in range(n)]}))
-    cat.con.execute("INSERT INTO videos (video_id, source, native_id) SELECT * FROM v")
-    cat.con.register("k", pa.table({
+    videos = pa.table({"video_id": ids, "source": ["Bench"] * n, "native_id": [str(i) for i in range(n)]})
+    keyword_sets = pa.table({
         "video_id": ids, "keywords": pa.array([p[0] for p in picks], pa.list_(pa.string())),
         "origins": pa.array([p[1] for p in picks], pa.list_(pa.string())), "text": texts,
-        "text_sha256": [p[2] for p in picks], "run_id": ["bench"] * n}))
-    cat.con.execute("INSERT INTO keyword_sets SELECT * FROM k")
+        "text_sha256": [p[2] for p in picks], "run_id": ["bench"] * n})
+    with cat.staged(v=videos, k=keyword_sets):
+        cat.insert_staged("videos", "v", videos.column_names)
+        cat.insert_staged("keyword_sets", "k", keyword_sets.column_names)
     return cat
 
 
@@ -91,13 +91,14 @@ def main() -> None:
                         lambda: [model.encode(texts[i:i + batch]) for i in range(0, len(texts), batch)])
         with resampled_catalog(work / "enc.duckdb", distinct, len(distinct)) as cat:
             cat.con.execute("DELETE FROM keyword_sets")
-            cat.con.register("d", pa.table({
+            one_each = pa.table({
                 "video_id": [f"Bench/{i}" for i in range(len(distinct))],
                 "keywords": pa.array([s[0] for s in distinct], pa.list_(pa.string())),
                 "origins": pa.array([s[1] for s in distinct], pa.list_(pa.string())),
                 "text": texts, "text_sha256": [s[2] for s in distinct],
-                "run_id": ["bench"] * len(distinct)}))
-            cat.con.execute("INSERT INTO keyword_sets SELECT * FROM d")
+                "run_id": ["bench"] * len(distinct)})
+            with cat.staged(d=one_each):
+                cat.insert_staged("keyword_sets", "d", one_each.column_names)
             _, stage = timed("curate embed stage, same texts", embed_keyword_sets, cat, CONFIG.embedding,
                              model)
         print(f"  ratio stage / bare encode: {stage / bare:.3f}x  (goal <= 1.1x)")
@@ -110,7 +111,7 @@ def main() -> None:
             with resampled_catalog(path, sets, n, seed=n) as cat:
                 if cache.exists():
                     cat.con.execute(f"ATTACH '{cache}' AS c (READ_ONLY)")
-                    cat.con.execute("INSERT INTO embeddings SELECT * FROM c.embeddings")
+                    cat.insert_staged("embeddings", "c.embeddings", ("model_id", "text_sha256", "vector", "run_id"))
                     cat.con.execute("DETACH c")
                 distinct_n = cat.con.execute("SELECT count(DISTINCT text_sha256) FROM keyword_sets"
                                              ).fetchone()[0]

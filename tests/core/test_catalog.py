@@ -1,0 +1,74 @@
+"""The catalog's schema: declared keys, migrations from an older catalog, named inserts."""
+
+from __future__ import annotations
+
+import re
+
+import duckdb
+import pytest
+
+from curation.core.catalog import MIGRATIONS, Catalog
+from tests.conftest import ROOT
+
+PREVIOUS = 6  # the schema version before keys, runs.error and latest_feeds
+
+
+def _old_catalog(path) -> None:
+    """A catalog as the previous code left it, with one row of each kind that matters."""
+    cat = Catalog.__new__(Catalog)
+    cat.path, cat.con, cat._depth = path, duckdb.connect(str(path)), 0
+    cat._migrate(MIGRATIONS[:PREVIOUS])
+    assert cat.schema_version == PREVIOUS
+    con = cat.con
+    con.execute("INSERT INTO runs VALUES ('ingest-1', 'ingest', '{}', '0.1.0', now(), NULL, 'running', NULL)")
+    con.execute("INSERT INTO videos (video_id, source, native_id, title) VALUES ('FakeSV/1', 'FakeSV', '1', 'a')")
+    con.execute("INSERT INTO feeds (feed_id, version, video_feed, ratio) VALUES ('feed-0-0000', 1, ['FakeSV/1'], 1.0),"
+                " ('feed-0-0000', 2, ['FakeSV/1'], 0.5)")
+    con.close()
+
+
+def test_a_previous_version_catalog_is_migrated_with_its_data(tmp_path):
+    path = tmp_path / "old.duckdb"
+    _old_catalog(path)
+    with Catalog(path) as cat:
+        assert cat.schema_version == len(MIGRATIONS)
+        assert cat.rows("SELECT video_id, title FROM videos") == [{"video_id": "FakeSV/1", "title": "a"}]
+        assert cat.rows("SELECT status, error FROM runs") == [{"status": "running", "error": None}]
+        assert cat.rows("SELECT feed_id, version, ratio FROM latest_feeds") == [
+            {"feed_id": "feed-0-0000", "version": 2, "ratio": 0.5}]
+        with pytest.raises(duckdb.ConstraintException):  # keys hold on the migrated tables too
+            cat.insert("videos", {"video_id": "FakeSV/1", "source": "FakeSV", "native_id": "1"})
+    with Catalog(path) as cat:  # opening again changes nothing
+        assert cat.schema_version == len(MIGRATIONS)
+
+
+@pytest.mark.parametrize(("table", "row"), [
+    ("videos", {"video_id": "X/1", "source": "X", "native_id": "1"}),
+    ("feeds", {"feed_id": "f", "version": 1}),
+    ("embeddings", {"model_id": "m", "text_sha256": "s"}),
+    ("tasks", {"task_id": "gui_like_1", "version": 1}),
+    ("rejects", {"stage": "ingest", "source": "X", "raw_ref": "f:1", "reason": "r"}),
+    ("llm_calls", {"endpoint": "e", "model": "m", "prompt_sha256": "p", "sample": 0, "temperature": 0.0}),
+])
+def test_a_duplicate_key_cannot_be_written(catalog, table, row):
+    catalog.insert(table, row)
+    with pytest.raises(duckdb.ConstraintException):
+        catalog.insert(table, row)
+
+
+def test_delete_then_insert_of_a_key_in_one_transaction_works(catalog):
+    # the merge pattern every stage uses
+    catalog.insert("videos", {"video_id": "X/1", "source": "X", "native_id": "1", "title": "old"})
+    with catalog.transaction():
+        catalog.con.execute("DELETE FROM videos WHERE video_id = 'X/1'")
+        catalog.insert("videos", {"video_id": "X/1", "source": "X", "native_id": "1", "title": "new"})
+    assert catalog.scalar("SELECT title FROM videos") == "new"
+
+
+def test_no_insert_depends_on_column_order():
+    positional = re.compile(r"INSERT\s+INTO\s+\w+\s+(VALUES|SELECT)", re.IGNORECASE)
+    offenders = [f"{path.relative_to(ROOT)}:{n}" for folder in ("curation", "tests", "bench")
+                 for path in (ROOT / folder).rglob("*.py") if path.name != "test_catalog.py"
+                 for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+                 if positional.search(line)]
+    assert offenders == []
