@@ -6,6 +6,7 @@ import json
 
 from rich.console import Group
 from rich.table import Table
+from rich.text import Text
 
 from curation.core.catalog import Catalog
 
@@ -28,14 +29,17 @@ def status_report(cat: Catalog) -> Group:
                    count(*) AS n FROM rejects GROUP BY ALL ORDER BY n DESC LIMIT 30"""):
         rejects.add_row(row["stage"], row["source"], row["kind"], f"{row['n']:,}")
     runs = Table(title="recent runs")
-    for col in ("run_id", "status", "started_at", "counts or error"):
+    for col in ("run_id", "status", "started_at", "counts"):
         runs.add_column(col, overflow="fold")
+    failures = []
     for row in cat.rows("SELECT run_id, status, started_at, counts, error FROM runs "
                         "ORDER BY started_at DESC LIMIT 10"):
         counts = json.loads(row["counts"] or "{}")
-        brief = row["error"] or ", ".join(f"{k}={v}" for k, v in counts.items() if isinstance(v, int | float))
+        brief = ", ".join(f"{k}={v}" for k, v in counts.items() if isinstance(v, int | float))
         runs.add_row(row["run_id"], row["status"], f"{row['started_at']:%Y-%m-%d %H:%M:%S}", brief)
-    return Group(sources, rejects, runs)
+        if row["error"]:
+            failures.append(Text(f"{row['run_id']} {row['status']}: {row['error']}"))
+    return Group(sources, rejects, runs, *([Text("why recent runs did not finish:")] + failures if failures else []))
 
 
 def explain_task(cat: Catalog, task_id: str) -> list[str]:

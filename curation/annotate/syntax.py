@@ -45,10 +45,19 @@ def _normalise_quotes(line: str) -> str:
     return line.replace("“", '"').replace("”", '"').replace("＂", '"')
 
 
+_RANGE = re.compile(r"(\d+)\s*[-–~～到至]\s*(\d+)")
+
+
 def _positions(text: str, feed_len: int, where: str, errors: list[str]) -> list[int]:
+    """1-based positions ('2 5', '2,5', '2-4', '2到4') as 0-based ones; anything else is a problem line."""
     out: list[int] = []
-    for token in re.split(r"[\s,，]+", text.strip()):
+    text = _RANGE.sub(lambda m: " ".join(str(n) for n in range(int(m.group(1)), int(m.group(2)) + 1))
+                      if int(m.group(1)) <= int(m.group(2)) else m.group(0), text.strip())
+    for token in re.split(r"[\s,，、]+", text):
         if not token:
+            continue
+        if not token.isdigit():
+            errors.append(f"{where}: {token!r} is not a position; write numbers like 2, 5 or a range 2-4")
             continue
         number = int(token)
         if not 1 <= number <= feed_len:

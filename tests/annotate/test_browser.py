@@ -9,6 +9,8 @@ from curation.core.config import load_config
 from curation.corpus.feeds import build_feed_set, load_feed
 from tests.conftest import ROOT
 
+pytestmark = pytest.mark.servers  # a real Label Studio / LLM server / chromium
+
 CHROMIUM = Path("/usr/bin/chromium")
 SCREENSHOT = ROOT / "build" / "reports" / "annotation_task.png"
 

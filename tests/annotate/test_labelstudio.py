@@ -13,6 +13,9 @@ from curation.annotate.importer import import_from_label_studio
 from curation.core.config import load_config
 from curation.corpus.feeds import build_feed_set, load_feed
 from tests.conftest import ROOT
+from tests.core.contract import run_traced
+
+pytestmark = pytest.mark.servers  # a real Label Studio / LLM server / chromium
 
 FEEDS = load_config().feeds
 
@@ -34,7 +37,8 @@ def exported(clustered_catalog, label_studio, ls_client):
     feed = load_feed(cat, "feed-21-0000")
     cat.con.execute("UPDATE videos SET title = '<script>window.__pwned = 1</script>危险标题' WHERE video_id = ?",
                     [feed.video_feed[0]])
-    counts = export_to_label_studio(cat, ["alice", "bob"], label_studio["media"])
+    counts = run_traced(cat, "annotate-export",
+                        lambda: export_to_label_studio(cat, ["alice", "bob"], label_studio["media"]))
     tasks = {}
     for row in cat.rows("SELECT * FROM ls_tasks"):
         tasks[row["feed_id"]] = row
@@ -71,13 +75,13 @@ def test_import_tasks_versions_feed_edits_and_needs_fix(exported, ls_client):
     post(id=t["c"], result=result(tier="L1", subcategory="gui_like", instruction="给第一个猫咪视频点赞",
                                   platform_state="like 1", feed_edits="delete 2"))
     post(id=t["d"], result=result(tier="L2", subcategory="event_association", instruction="",
-                                  options="A: 是\nB: 否", answer="D"))
+                                  options="A: 是\nB: 否", answer="D", feed_edits="delete two"))
     post(id=t["e"], result=result(tier="L2", subcategory="robust_evaluation", instruction="他明天会发什么？",
                                   options="A: 美食\nB: 旅行", answer="A"))
     post(id=t["f"], result=result(tier="L1", subcategory="gui_report", instruction="举报",
                                   platform_state="report 99 暴力"))
     post(id=t["f"], result=[], was_cancelled=True)
-    counts = import_from_label_studio(cat, FEEDS)
+    counts = run_traced(cat, "annotate-import", lambda: import_from_label_studio(cat, FEEDS))
     assert counts == {"annotations": 7, "new": 6, "new_versions": 0, "unchanged": 0, "needs_fix": 3,
                       "skipped_by_annotator": 1}
     rows = {r["ls_task_id"]: r for r in cat.rows("SELECT * FROM tasks")}
@@ -95,7 +99,9 @@ def test_import_tasks_versions_feed_edits_and_needs_fix(exported, ls_client):
     edited = load_feed(cat, "feed-21-0002", 2)
     assert edited.video_feed == base_b.video_feed[:1] + base_b.video_feed[2:]
     assert edited.edit[0]["author"] == c["author"]
-    assert json.loads(rows[t["d"]]["reasons"]) == ["empty instruction", "answer D is not among the options A, B"]
+    assert json.loads(rows[t["d"]]["reasons"]) == [  # a typo in an edit line is a reason, not a crash
+        "edit line 1: 'two' is not a position; write numbers like 2, 5 or a range 2-4", "empty instruction",
+        "answer D is not among the options A, B"]
     assert json.loads(rows[t["e"]]["reasons"]) == [
         "robust-evaluation tasks must offer a 'cannot be determined' option"]
     f_reasons = json.loads(rows[t["f"]]["reasons"])

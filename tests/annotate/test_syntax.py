@@ -52,3 +52,24 @@ def test_feed_edit_lines():
                    {"op": "reorder", "order": [1, 0, 2, 3, 4, 5]}]
     _, errors = parse_feed_edits("order 1,2\nshuffle", 3)
     assert len(errors) == 2
+
+
+@pytest.mark.parametrize(("text", "positions"), [("delete 2-3", [1, 2]), ("delete 2 到 4", [1, 2, 3]),
+                                                 ("delete 1, 3-4", [0, 2, 3])])
+def test_feed_edit_ranges(text, positions):
+    ops, errors = parse_feed_edits(text, 6)
+    assert errors == [] and ops == [{"op": "delete", "positions": positions}]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("delete two", "edit line 1: 'two' is not a position"),
+    ("delete 4-2", "'4-2' is not a position"),
+    ("order 1,x,2", "'x' is not a position"),
+    ("like 2\nlike x", "line 2: cannot read"),
+])
+def test_typos_in_positions_are_problems_not_crashes(text, message):
+    if text.startswith("like"):
+        _, errors = parse_platform_state(text, 4, ("色情低俗",))
+    else:
+        _, errors = parse_feed_edits(text, 4)
+    assert any(message in e for e in errors), errors

@@ -62,7 +62,8 @@ def run_traced(cat: Catalog, stage: str, call: Callable[[], Any], seen: set[str]
     named = set().union(*(referenced(sql, tables) for sql in tracer.statements))
     assert named <= allowed, f"{stage} touched undeclared tables {sorted(named - allowed)}"
     changed = {t for t in tables if before.get(t) != after.get(t)} - RUNNER_TABLES
-    assert changed <= set(declared.writes), f"{stage} changed undeclared tables {sorted(changed - set(declared.writes))}"
+    undeclared = changed - set(declared.writes)
+    assert not undeclared, f"{stage} changed undeclared tables {sorted(undeclared)}"
     stages_run = {r[0] for r in cat.con.execute("SELECT stage FROM runs").fetchall()}
     assert stage in stages_run, f"{stage} left no run row"
     if seen is not None:

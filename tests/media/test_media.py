@@ -212,3 +212,42 @@ def test_register_synthetic(tmp_path, catalog):
     assert all(r["synthetic"] and json.loads(r["extra"])["generator"] == "wan2.1" for r in rows)
     assert probe_media(catalog, MEDIA, workers=1)["probed"] == 2
     assert register_synthetic(catalog, gen, "wan2.1", MEDIA).new == 0
+
+
+def _tool(folder, name: str, body: str):
+    """A stand-in for an ffmpeg binary that misbehaves the way broken builds and hung decoders do."""
+    path = folder / name
+    path.write_text(f"#!/bin/sh\n{body}\n", encoding="utf-8")
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_ffprobe_printing_garbage_rejects_that_file_only(tmp_path, clip_dir):
+    real = shutil.which("ffprobe")
+    # garbage for one file, the real ffprobe for every other
+    garbage = _tool(tmp_path, "ffprobe", f'case "$*" in *{FAKE_IDS[0]}*) echo "Segmentation fault? {{";; '
+                                           f'*) exec {real} "$@";; esac')
+    with _linked(tmp_path, clip_dir) as cat:
+        counts = probe_media(cat, replace(MEDIA, ffprobe=garbage), workers=2)
+        assert counts["rejected"] == 3 and counts["probed"] == 5  # truncated + notmedia + the garbage one
+        reason = cat.scalar("SELECT reason FROM rejects WHERE record_id = ?", [f"FakeSV/{FAKE_IDS[0]}"])
+        assert "not its JSON" in reason
+        assert cat.scalar("SELECT status FROM runs WHERE stage = 'media-probe'") == "ok"
+
+
+def test_a_hung_ffmpeg_is_a_reject_and_rejects_do_not_pile_up(tmp_path, clip_dir):
+    hung = _tool(tmp_path, "ffmpeg", "sleep 30")
+    failing = _tool(tmp_path, "ffmpeg-fails", 'echo "Conversion failed: codec exploded" >&2; exit 1')
+    with _linked(tmp_path, clip_dir, SMALL) as cat:
+        probe_media(cat, SMALL, workers=2)
+        counts = normalise_media(cat, replace(SMALL, ffmpeg=hung, transcode_timeout_s=1,
+                                              output_dir=str(tmp_path / "out")), workers=6)
+        assert counts["normalised"] == 0 and counts["rejected"] == 6 + 2  # 6 timed out, 2 rejected at probe
+        reasons = [r[0] for r in cat.con.execute(
+            "SELECT reason FROM rejects WHERE stage = 'media-normalise'").fetchall()]
+        assert len(reasons) == 6 and all("did not finish within 1 s" in r for r in reasons)
+        for _ in range(2):
+            normalise_media(cat, replace(SMALL, ffmpeg=failing, output_dir=str(tmp_path / "out")), workers=2)
+        rows = cat.rows("SELECT record_id, reason FROM rejects WHERE stage = 'media-normalise'")
+        assert len(rows) == 6 and all("codec exploded" in r["reason"] for r in rows)  # replaced, not added
+        assert not list((tmp_path / "out").rglob("*.mp4"))

@@ -18,6 +18,8 @@ from curation.qc.prompts import CANNOT_ANSWER, UNPARSED
 from curation.qc.shortcut import filter_shortcuts
 from tests.qc.helpers import plant_task, planted_catalog
 
+pytestmark = pytest.mark.servers  # a real Label Studio / LLM server / chromium
+
 
 class CountingProxy:
     """Forwards to the LLM server and counts the requests that reach it (502 when it is down)."""

@@ -100,3 +100,32 @@ def test_feeds_pipeline_from_the_command_line(embedded_catalog_file, tmp_path):
     assert len(list((tmp_path / "feeds").glob("feed-*.json"))) == 8
     drift = json.loads(curate(*base, "feeds", "drift", "--json").stdout)
     assert drift["feeds"] == 8 and drift["edited"] == 1
+
+
+def test_every_user_failure_is_one_line_and_recorded(tmp_path):
+    db = tmp_path / "c.duckdb"
+    out = curate("--catalog", str(db), "ingest", "livebot", str(FIXTURES / "livebot"))
+    assert out.returncode == 0, out.stderr
+    for args, message in [
+        (("feeds", "build", "--n", "3"), "no clustering yet: run `curate cluster` first"),
+        (("cluster",), "no embeddings for"),
+        (("feeds", "show", "feed-0-0000"), "no feed feed-0-0000"),
+        (("media", "scan", str(tmp_path), "--source", "Nowhere"), "no [media.match] rule for source 'Nowhere'"),
+    ]:
+        out = curate("--catalog", str(db), *args)
+        assert out.returncode == 1, (args, out.stderr)
+        assert out.stderr.strip().splitlines() == [f"error: {out.stderr.strip()[7:]}"] and message in out.stderr
+        assert "Traceback" not in out.stderr
+    import duckdb
+    with duckdb.connect(str(db), read_only=True) as con:
+        failed = dict(con.execute("SELECT stage, error FROM runs WHERE status = 'failed'").fetchall())
+    assert "no clustering yet" in failed["feeds"] and "no embeddings" in failed["cluster"]
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[feeds]\nratio_maximum = 3\n", encoding="utf-8")
+    out = curate("--catalog", str(db), "--config", str(bad), "status")
+    assert out.returncode == 1 and out.stderr.strip() == (
+        "error: unknown key feeds.ratio_maximum (known: anchor_max, anchor_min, anchor_weight, "
+        "distractor_similarity_quantile, max_feed_len, ratio_max, ratio_min, synthetic_fraction)")
+    status = curate("--catalog", str(db), "status")
+    shown = " ".join(status.stdout.split())
+    assert "feeds-" in shown and "failed: PrerequisiteError: no clustering yet" in shown

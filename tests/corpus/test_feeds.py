@@ -7,10 +7,12 @@ import pytest
 
 from curation.core.catalog import Catalog
 from curation.core.config import load_config
+from curation.core.errors import FeedError, PrerequisiteError
 from curation.corpus.cluster import latest_cluster_run
 from curation.corpus.feed_edit import edit_feed
 from curation.corpus.feed_export import export_feeds, ratio_drift
-from curation.corpus.feeds import FeedContext, FeedError, build_feed_set, build_feeds, load_feed
+from curation.corpus.feeds import FeedContext, build_feed_set, build_feeds, load_feed
+from curation.corpus.keywords import build_keyword_sets
 from tests.conftest import load_schema
 
 CONFIG = load_config().feeds
@@ -154,3 +156,31 @@ def test_export_matches_schema(clustered_catalog, tmp_path):
         if name != "feeds.jsonl":
             validator.validate(json.loads(text))
     assert json.loads(files["feed-5-0003.json"])["version"] == 2
+
+
+def test_removing_every_anchor_video_gives_valid_json(clustered_catalog, tmp_path):
+    cat = clustered_catalog
+    build_feed_set(cat, CONFIG, 3, seed=8)
+    feed = load_feed(cat, "feed-8-0000")
+    anchors = [i for i, v in enumerate(feed.video_feed) if v in feed.keyword_videos]
+    edited = edit_feed(cat, feed.feed_id, [{"op": "delete", "positions": anchors}], CONFIG)
+    assert edited.keyword_videos == [] and edited.ratio is None
+
+    def no_infinity(name: str) -> None:
+        raise AssertionError(f"{name} is not JSON")
+
+    files = _export(cat, tmp_path / "out")
+    exported = json.loads(files["feed-8-0000.json"], parse_constant=no_infinity)
+    jsonschema.Draft202012Validator(load_schema("feed.schema.json")).validate(exported)
+    drift = ratio_drift(cat, CONFIG.ratio_min, CONFIG.ratio_max)
+    assert [d["feed_id"] for d in drift["drifted"]] == ["feed-8-0000"]  # reported, not hidden
+
+
+def test_keyword_sets_changed_since_clustering_is_a_clear_error(clustered_catalog):
+    cat = clustered_catalog
+    # keywords re-run with other settings, but neither embed nor cluster after it
+    build_keyword_sets(cat, replace(load_config().keywords, min_keywords=8))
+    with pytest.raises(PrerequisiteError, match="run `curate embed` and `curate cluster`"):
+        build_feed_set(cat, CONFIG, 3, seed=2)
+    failed = cat.rows("SELECT status, error FROM runs WHERE stage = 'feeds'")
+    assert failed and failed[-1]["status"] == "failed" and "have no" in failed[-1]["error"]
