@@ -60,9 +60,11 @@ browser:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-wqy-microhei >/dev/null; }
 
 # Starts Label Studio on 127.0.0.1 (LABEL_STUDIO_PORT, default 8080) with the admin and
-# token from LABEL_STUDIO_USERNAME / LABEL_STUDIO_PASSWORD / LABEL_STUDIO_API_KEY.
+# token from LABEL_STUDIO_USERNAME / LABEL_STUDIO_PASSWORD / LABEL_STUDIO_API_KEY;
+# its data in LS_DATA (default build/labelstudio).
+LS_DATA ?= build/labelstudio
 labelstudio: setup $(LS_STAMP)
-	$(PY) -m curation.annotate.server
+	$(PY) -m curation.annotate.server --data-dir $(LS_DATA)
 
 FEEDS ?= 50
 SEED ?= 7

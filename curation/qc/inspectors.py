@@ -58,52 +58,66 @@ class RetryableError(RuntimeError):
 
 @dataclass
 class OpenAIInspector:
-    name: str
-    base_url: str
-    model: str
-    api_key_env: str | None = None
-    api_key: str = field(default="", repr=False)  # resolved from api_key_env when built; never stored
-    temperature: float = 0.0
-    samples: int = 1
-    max_tokens: int = 64
-    timeout_s: float = 60.0
-    max_retries: int = 5
-    backoff_s: float = 0.5
+    """An OpenAI-compatible endpoint as configured, with its key already resolved."""
+
+    spec: InspectorConfig
+    api_key: str = field(default="", repr=False)  # from spec.api_key_env when built; never stored
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def model(self) -> str:
+        return self.spec.model
+
+    @property
+    def temperature(self) -> float:
+        return self.spec.temperature
+
+    @property
+    def samples(self) -> int:
+        return self.spec.samples
+
+    @property
+    def api_key_env(self) -> str | None:
+        return self.spec.api_key_env or None
 
     @property
     def endpoint(self) -> str:
-        return self.base_url.rstrip("/")
+        return self.spec.base_url.rstrip("/")
 
     def client(self) -> Any:
         from openai import AsyncOpenAI
 
         # A local server without auth still needs some key string in the client.
         return AsyncOpenAI(base_url=self.endpoint, api_key=self.api_key or "no-key", max_retries=0,
-                           timeout=self.timeout_s)
+                           timeout=self.spec.timeout_s)
 
     async def complete(self, client: Any, prompt: str, sample: int) -> str:
         """One completion, retried with jittered exponential backoff on 429, 5xx, timeouts
         and dropped connections; other errors are raised at once."""
         import openai
 
-        for attempt in range(self.max_retries + 1):
+        retries = self.spec.max_retries
+        for attempt in range(retries + 1):
             try:
                 response = await client.chat.completions.create(
                     model=self.model, messages=[{"role": "user", "content": prompt}],
-                    temperature=self.temperature, max_tokens=self.max_tokens,
+                    temperature=self.temperature, max_tokens=self.spec.max_tokens,
                     seed=sample if self.temperature > 0 else None)
                 return response.choices[0].message.content or ""
             except (openai.RateLimitError, openai.APITimeoutError, openai.APIConnectionError,
                     openai.InternalServerError) as exc:
-                if attempt == self.max_retries:
+                if attempt == retries:
                     raise RetryableError(f"{self.name}: gave up after {attempt + 1} tries "
                                          f"({type(exc).__name__})") from None
             except openai.APIStatusError as exc:
                 if exc.status_code < 500 and exc.status_code != 429:
                     raise
-                if attempt == self.max_retries:
+                if attempt == retries:
                     raise RetryableError(f"{self.name}: HTTP {exc.status_code} after {attempt + 1} tries") from None
-            await asyncio.sleep(self.backoff_s * (2 ** attempt) * (0.5 + random.random()))
+            await asyncio.sleep(self.spec.backoff_s * (2 ** attempt) * (0.5 + random.random()))
         raise AssertionError("unreachable")
 
 
@@ -115,8 +129,5 @@ def make_inspectors(specs: list[InspectorConfig]) -> list[LexicalInspector | Ope
             out.append(LexicalInspector(name=spec.name, margin=spec.margin, minimum=spec.minimum))
             continue
         key = secret(spec.api_key_env, f"the API key of inspector {spec.name}") if spec.api_key_env else ""
-        out.append(OpenAIInspector(
-            name=spec.name, base_url=spec.base_url, model=spec.model, api_key_env=spec.api_key_env or None,
-            api_key=key, temperature=spec.temperature, samples=spec.samples, max_tokens=spec.max_tokens,
-            timeout_s=spec.timeout_s, max_retries=spec.max_retries, backoff_s=spec.backoff_s))
+        out.append(OpenAIInspector(spec, api_key=key))
     return out
