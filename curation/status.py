@@ -54,7 +54,7 @@ def explain_task(cat: Catalog, task_id: str) -> list[str]:
     for verdict in cat.rows("SELECT * FROM shortcut_verdicts WHERE task_id = ? ORDER BY task_version",
                             [task_id]):
         lines.append(f"shortcut filter, version {verdict['task_version']}: {verdict['verdict']} "
-                     f"({verdict['rule']} rule, run {verdict['run_id']})")
+                     f"({verdict['rule']} rule, configuration {verdict['config_sha256']}, run {verdict['run_id']})")
         for answer in json.loads(verdict["answers"]):
             raw = (answer.get("raw") or "").replace("\n", " ")[:80]
             lines.append(f"  {answer['inspector']} #{answer['sample']}: {answer['parsed']} "

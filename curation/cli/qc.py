@@ -53,7 +53,7 @@ def qc_shortcut(report: Annotated[bool, typer.Option(help="Write the HTML report
     cfg = config().qc.shortcut
     with open_catalog() as cat:
         counts = filter_shortcuts(cat, cfg)
-        path = write_report(cat, Path(cfg.report), cfg.rule, cfg.robust_cannot_determine_discards) if report else None
+        path = write_report(cat, Path(cfg.report), counts) if report else None
     judged = counts["passed"] + counts["discarded"]
     typer.echo(f"{counts['tasks']:,} tasks: {counts['passed']:,} passed, {counts['discarded']:,} discarded"
                f" (retention {counts['passed'] / max(judged, 1):.1%}; the paper kept {PAPER_RETENTION:.1%}), "

@@ -139,7 +139,10 @@ MIGRATIONS: list[str] = [
     ALTER TABLE ls_tasks ADD PRIMARY KEY (base_url, ls_task_id);
     ALTER TABLE tasks ADD PRIMARY KEY (task_id, version);
     ALTER TABLE llm_calls ADD PRIMARY KEY (endpoint, model, prompt_sha256, sample, temperature);
-    ALTER TABLE shortcut_verdicts ADD PRIMARY KEY (task_id, task_version);
+    -- a verdict belongs to a task version under one filter configuration (rule, inspectors, prompt)
+    ALTER TABLE shortcut_verdicts ADD COLUMN config_sha256 VARCHAR;
+    UPDATE shortcut_verdicts SET config_sha256 = 'before-schema-7';
+    ALTER TABLE shortcut_verdicts ADD PRIMARY KEY (task_id, task_version, config_sha256);
     CREATE VIEW latest_feeds AS
     SELECT * FROM feeds QUALIFY version = max(version) OVER (PARTITION BY feed_id);
     """,
@@ -247,6 +250,7 @@ class Catalog:
     @contextmanager
     def staged(self, **tables: Any) -> Iterator[None]:
         """Arrow tables visible to SQL under the given names for the length of the block."""
+        self.con.complete()  # a half-read result from an earlier execute() would block register()
         for name, table in tables.items():
             self.con.register(name, table)
         try:
@@ -274,8 +278,8 @@ class Catalog:
         return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
     def scalar(self, sql: str, params: list[Any] | dict[str, Any] | None = None) -> Any:
-        row = self.con.execute(sql, params or []).fetchone()
-        return row[0] if row else None
+        rows = self.con.execute(sql, params or []).fetchall()
+        return rows[0][0] if rows else None
 
     def tables(self) -> list[str]:
         return [r[0] for r in self.con.execute(

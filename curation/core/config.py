@@ -151,6 +151,8 @@ class ShortcutConfig:
         "mmstar: keep only if at most max_correct of all answers are right"))
     max_correct: int = 0
     language: Literal["zh", "en"] = "zh"
+    template: Literal["paper", "compact"] = field(default="paper", metadata=_help(
+        "paper: the LivingScreen paper's prompt (platform tasks: its extension, qc/RUBRIC.md); compact: shorter"))
     concurrency: int = 8
     platform_tiers: list[str] = field(default_factory=lambda: ["L3"])
     robust_cannot_determine_discards: bool = False

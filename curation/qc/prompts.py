@@ -10,26 +10,32 @@ from functools import cache
 from typing import Any
 
 from curation.core.resources import resource_text
+from curation.corpus.visible import VisibleVideo
 
 CANNOT_ANSWER = "cannot_answer"
 UNPARSED = "unparsed"
 _CANNOT = re.compile(r"无法回答|不能回答|无法确定|cannot\s+(?:be\s+)?answer", re.IGNORECASE)
 
 
+TEMPLATES = ("paper", "compact")  # paper: the LivingScreen paper's wording; compact: a shorter variant
+
+
 @cache
-def template(kind: str, language: str) -> str:
-    return resource_text("prompts", f"shortcut_{kind}_{language}.txt")
+def template(kind: str, language: str, style: str = "paper") -> str:
+    return resource_text("prompts", f"shortcut_{kind}_{style}_{language}.txt")
 
 
-def degraded_view(videos: list[dict[str, Any]], language: str) -> str:
-    """Title, hashtags and author bio of each video in feed order; nothing else."""
-    labels = {"zh": ("视频", "标题", "话题", "作者简介"), "en": ("Video", "Title", "Hashtags", "Author bio")}
-    video, title, tags, bio = labels[language]
+def degraded_view(videos: list[VisibleVideo], language: str) -> str:
+    """Each video's caption, hashtags and author (name and bio) in feed order: what the screen
+    shows without playing anything. Counts and comments are left out, as in the paper."""
+    labels = {"zh": ("视频", "标题", "话题", "作者", "作者简介"),
+              "en": ("Video", "Title", "Hashtags", "Author", "Author bio")}
+    video, title, tags, author, bio = labels[language]
     lines = []
     for n, v in enumerate(videos, start=1):
-        hashtags = " ".join(f"#{t}" for t in v.get("hashtags") or []) or "-"
-        lines.append(f"{video} {n}: {title}: {v.get('title') or '-'} | {tags}: {hashtags} | "
-                     f"{bio}: {v.get('author_bio') or '-'}")
+        hashtags = " ".join(f"#{t}" for t in v.hashtags) or "-"
+        lines.append(f"{video} {n}: {title}: {v.caption or '-'} | {tags}: {hashtags} | "
+                     f"{author}: {v.author_name or '-'} | {bio}: {v.author_bio or '-'}")
     return "\n".join(lines)
 
 
@@ -43,24 +49,30 @@ class Prompt:
         return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
 
 
-def build_prompt(kind: str, language: str, videos: list[dict[str, Any]], question: str,
-                 options: dict[str, str] | None) -> Prompt:
+def build_prompt(kind: str, language: str, videos: list[VisibleVideo], question: str,
+                 options: dict[str, str] | None, style: str = "paper") -> Prompt:
+    """The template filled in: `{meta_text}` the degraded view, `{question}` the instruction
+    followed by its options, one per line."""
     option_lines = "\n".join(f"{k}: {v}" for k, v in sorted((options or {}).items()))
-    text = template(kind, language).format(metadata=degraded_view(videos, language), question=question,
-                                           options=option_lines)
+    text = template(kind, language, style).format(meta_text=degraded_view(videos, language),
+                                                  question="\n".join(p for p in (question, option_lines) if p))
     return Prompt(kind, text)
 
 
 def parse_label_answer(text: str | None, letters: list[str]) -> str:
-    """A letter among `letters`, `cannot_answer`, or `unparsed`."""
+    """A letter among `letters`, `cannot_answer`, or `unparsed`.
+
+    One option letter (alone, or with that option's words: "D: 无法确定") is that answer.
+    An abstention is "Cannot answer" / "无法回答" with no option letter. Anything naming
+    several letters (an echo of the option list, which may include the unanswerable
+    option's words) is unparsed: neither a solution nor an abstention."""
     if not text:
         return UNPARSED
     cleaned = text.strip()
-    if _CANNOT.search(cleaned):
-        return CANNOT_ANSWER
-    found = re.findall(r"(?<![A-Za-z])([A-H])(?![A-Za-z])", cleaned)
-    choices = [f for f in found if f in letters]
-    return choices[0] if choices and len(set(choices)) == 1 else UNPARSED
+    found = set(re.findall(r"(?<![A-Za-z])([A-H])(?![A-Za-z])", cleaned))
+    if not found:
+        return CANNOT_ANSWER if _CANNOT.search(cleaned) else UNPARSED
+    return found.pop() if len(found) == 1 and found <= set(letters) else UNPARSED
 
 
 def parse_platform_answer(text: str | None) -> dict[str, Any] | str:

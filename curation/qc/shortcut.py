@@ -9,6 +9,7 @@ complete: a re-run sends nothing, a killed run resumes where it stopped.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import time
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from curation.core.catalog import Catalog, now
 from curation.core.config import ShortcutConfig, as_dict
 from curation.core.progress import note
 from curation.core.stage import StageRun, stage
+from curation.corpus.visible import VisibleVideo, load_visible
 from curation.qc.inspectors import LexicalInspector, OpenAIInspector, RetryableError, make_inspectors
 from curation.qc.prompts import (
     CANNOT_ANSWER,
@@ -45,25 +47,22 @@ class TaskView:
     question: str
     options: dict[str, str]
     eval_config: list[dict[str, Any]]
-    videos: list[dict[str, Any]]
+    videos: list[VisibleVideo]
     prompt: Prompt | None = None
     answers: list[dict[str, Any]] = field(default_factory=list)
 
 
-def load_views(catalog: Catalog, language: str, platform_tiers: list[str]) -> list[TaskView]:
+def load_views(catalog: Catalog, language: str, platform_tiers: list[str], style: str = "paper") -> list[TaskView]:
     rows = [r for r in catalog_task_rows(catalog) if r["status"] == "ok"
             and not (r["eval_type"] == "platform" and r["tier"] not in platform_tiers)]
-    meta = {v["video_id"]: v for v in catalog.rows("""
-        SELECT video_id, title, hashtags, author_bio FROM videos WHERE video_id IN (
-            SELECT unnest(f.video_feed) FROM tasks t
-            JOIN feeds f ON f.feed_id = t.feed_id AND f.version = t.feed_version)""")}
+    visible = load_visible(catalog, sorted({v for r in rows for v in r["video_feed"]}))
     views = []
     for row in rows:
         view = TaskView(row["task_id"], row["version"], row["tier"], row["subcategory"], row["eval_type"],
                         row["instruction"] or "", json.loads(row["options"]) if row["options"] else {},
                         json.loads(row["eval_config"]) if row["eval_config"] else [],
-                        [meta.get(v, {"video_id": v}) for v in row["video_feed"]])
-        view.prompt = build_prompt(row["eval_type"], language, view.videos, view.question, view.options)
+                        [visible[v] for v in row["video_feed"]])
+        view.prompt = build_prompt(row["eval_type"], language, view.videos, view.question, view.options, style)
         views.append(view)
     return views
 
@@ -142,19 +141,46 @@ def decide(view: TaskView, rule: str, max_correct: int) -> str:
     raise ValueError(f"unknown decision rule {rule!r}: paper or mmstar")
 
 
+def verdict_config(config: ShortcutConfig, inspectors: list[LexicalInspector | OpenAIInspector]) -> dict[str, Any]:
+    """Everything a verdict depends on besides the task: a verdict is reused only under the same."""
+    return {"rule": config.rule, "max_correct": config.max_correct, "language": config.language,
+            "template": config.template, "robust_cannot_determine_discards": config.robust_cannot_determine_discards,
+            "inspectors": [{"name": i.name, "endpoint": i.endpoint, "model": i.model, "temperature": i.temperature,
+                            "samples": i.samples, **({"margin": i.margin, "minimum": i.minimum}
+                                                     if isinstance(i, LexicalInspector) else {})}
+                           for i in inspectors]}
+
+
+@dataclass
+class ShortcutRun:
+    """What one run of the filter judged, for its report."""
+
+    counts: dict[str, Any]
+    config: dict[str, Any]
+    config_sha256: str
+    judged: list[tuple[str, int]]
+
+    def __getitem__(self, key: str) -> Any:
+        return self.counts[key]
+
+
 @stage("qc-shortcut", command="curate qc shortcut", batched=True,
-       reads=("tasks", "feeds", "videos", "llm_calls"), writes=("llm_calls", "shortcut_verdicts"),
+       reads=("tasks", "feeds", "videos", "llm_calls", "shortcut_verdicts"), writes=("llm_calls", "shortcut_verdicts"),
        summary="discard tasks that titles, hashtags and bios give away; model answers cached")
-def filter_shortcuts(run: StageRun, config: ShortcutConfig) -> dict[str, Any]:
+def filter_shortcuts(run: StageRun, config: ShortcutConfig) -> ShortcutRun:
     catalog = run.db
     inspectors = make_inspectors(config.inspectors)
-    language = config.language
-    rule, max_correct = config.rule, config.max_correct
+    decisive = verdict_config(config, inspectors)
+    digest = hashlib.sha256(json.dumps(decisive, sort_keys=True).encode()).hexdigest()[:16]
+    note("shortcut filter: " + ", ".join(f"{i.name} ({i.model} at {i.endpoint}, {i.samples} sample"
+                                         f"{'s' if i.samples > 1 else ''})" for i in inspectors)
+         + f"; rule {config.rule}, {config.template} prompt ({config.language}), configuration {digest}")
+    language, rule, max_correct = config.language, config.rule, config.max_correct
     robust_discards = config.robust_cannot_determine_discards
-    views = load_views(catalog, language, config.platform_tiers)
-    run.params.update({k: v for k, v in as_dict(config).items() if k != "inspectors"}, inspectors=[
-        {"name": i.name, "endpoint": i.endpoint, "model": i.model, "temperature": i.temperature,
-         "samples": i.samples, "api_key_env": getattr(i, "api_key_env", None)} for i in inspectors])
+    views = load_views(catalog, language, config.platform_tiers, config.template)
+    run.params.update({k: v for k, v in as_dict(config).items() if k != "inspectors"}, config_sha256=digest,
+                      inspectors=[{**i, "api_key_env": spec.api_key_env or None}
+                                  for i, spec in zip(decisive["inspectors"], config.inspectors, strict=True)])
     cached = {k[:5]: k[5] for k in catalog.con.execute(
         "SELECT endpoint, model, prompt_sha256, sample, temperature, response FROM llm_calls").fetchall()}
     # Two tasks can share a prompt (same feed metadata, same question): ask once.
@@ -166,45 +192,52 @@ def filter_shortcuts(run: StageRun, config: ShortcutConfig) -> dict[str, Any]:
     cached = {k[:5]: k[5] for k in catalog.con.execute(
         "SELECT endpoint, model, prompt_sha256, sample, temperature, response FROM llm_calls").fetchall()}
     counts = run.counts
-    counts.update(tasks=len(views), passed=0, discarded=0, undecided=0, **stats)
+    counts.update(tasks=len(views), passed=0, discarded=0, undecided=0, **stats, config_sha256=digest)
     verdicts: list[tuple[str, int, str, str]] = []
-    with catalog.transaction():
-        for view in views:
-            assert view.prompt is not None
-            undecided = False
-            for inspector in inspectors:
-                for sample in range(inspector.samples):
-                    if isinstance(inspector, LexicalInspector):
-                        if view.eval_type != "label":
-                            raw, parsed = None, CANNOT_ANSWER
-                        else:
-                            cd = {k for k, t in view.options.items()
-                                  if load_taxonomy().cannot_determine.search(t)}
-                            raw = parsed = inspector.answer_label(degraded_view(view.videos, language),
-                                                                  view.options, cd)
+    cannot = load_taxonomy().cannot_determine
+    for view in views:
+        assert view.prompt is not None
+        undecided = False
+        for inspector in inspectors:
+            for sample in range(inspector.samples):
+                if isinstance(inspector, LexicalInspector):
+                    if view.eval_type != "label":
+                        raw, parsed = None, CANNOT_ANSWER
                     else:
-                        raw = cached.get(_cache_key(inspector, view.prompt, sample))
-                        if raw is None:
-                            undecided = True
-                            continue
-                        parsed = (parse_label_answer(raw, sorted(view.options)) if view.eval_type == "label"
-                                  else parse_platform_answer(raw))
-                    view.answers.append({"inspector": inspector.name, "sample": sample, "raw": raw,
-                                         "parsed": parsed if isinstance(parsed, str) else json.dumps(parsed),
-                                         "correct": _correct(view, parsed, robust_discards)})
-            if undecided:
-                counts["undecided"] += 1
-                continue
-            verdict = decide(view, rule, max_correct)
-            counts["passed" if verdict == "shortcut_passed" else "discarded"] += 1
-            verdicts.append((view.task_id, view.version, verdict, json.dumps(view.answers, ensure_ascii=False)))
-        table = pa.table({"task_id": [v[0] for v in verdicts],
-                          "task_version": pa.array([v[1] for v in verdicts], pa.int32()),
-                          "verdict": [v[2] for v in verdicts], "answers": [v[3] for v in verdicts]})
-        with catalog.staged(verdicts=table):
-            catalog.con.execute("DELETE FROM shortcut_verdicts s USING verdicts v "
-                                "WHERE s.task_id = v.task_id AND s.task_version = v.task_version")
-            catalog.con.execute("INSERT INTO shortcut_verdicts (task_id, task_version, verdict, rule, answers, "
-                                "run_id, created_at) SELECT task_id, task_version, verdict, ?, answers, ?, ? "
-                                "FROM verdicts", [rule, run.run_id, now()])
-    return counts
+                        skip = {k for k, t in view.options.items() if cannot.search(t)}
+                        raw = parsed = inspector.answer_label(degraded_view(view.videos, language), view.options,
+                                                              skip)
+                else:
+                    raw = cached.get(_cache_key(inspector, view.prompt, sample))
+                    if raw is None:
+                        undecided = True
+                        continue
+                    parsed = (parse_label_answer(raw, sorted(view.options)) if view.eval_type == "label"
+                              else parse_platform_answer(raw))
+                view.answers.append({"inspector": inspector.name, "sample": sample, "raw": raw,
+                                     "parsed": parsed if isinstance(parsed, str) else json.dumps(parsed),
+                                     "correct": _correct(view, parsed, robust_discards)})
+        if undecided:
+            counts["undecided"] += 1
+            continue
+        verdict = decide(view, rule, max_correct)
+        counts["passed" if verdict == "shortcut_passed" else "discarded"] += 1
+        verdicts.append((view.task_id, view.version, verdict, json.dumps(view.answers, ensure_ascii=False)))
+    table = pa.table({"task_id": [v[0] for v in verdicts],
+                      "task_version": pa.array([v[1] for v in verdicts], pa.int32()),
+                      "verdict": [v[2] for v in verdicts], "answers": [v[3] for v in verdicts]})
+    with catalog.staged(verdicts=table), catalog.transaction():
+        # Same task version, same configuration, same outcome: the earlier row stands (a re-run changes nothing).
+        catalog.con.execute("""
+            DELETE FROM shortcut_verdicts s USING verdicts v
+            WHERE s.task_id = v.task_id AND s.task_version = v.task_version AND s.config_sha256 = ?
+              AND (s.verdict IS DISTINCT FROM v.verdict OR s.answers::VARCHAR IS DISTINCT FROM v.answers)""",
+                            [digest])
+        catalog.con.execute("""
+            INSERT INTO shortcut_verdicts (task_id, task_version, config_sha256, verdict, rule, answers, run_id,
+                                           created_at)
+            SELECT task_id, task_version, ?, verdict, ?, answers, ?, ? FROM verdicts v WHERE NOT EXISTS (
+                SELECT 1 FROM shortcut_verdicts s WHERE s.task_id = v.task_id
+                AND s.task_version = v.task_version AND s.config_sha256 = ?)""",
+                            [digest, rule, run.run_id, now(), digest])
+    return ShortcutRun(counts, decisive, digest, [(v[0], v[1]) for v in verdicts])

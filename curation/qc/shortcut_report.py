@@ -1,4 +1,5 @@
-"""`build/reports/shortcut.html`: what the shortcut filter kept, and how much was luck."""
+"""`build/reports/shortcut.html`: what one run of the shortcut filter decided, under which
+configuration, how much of it chance explains, and where other configurations disagreed."""
 
 from __future__ import annotations
 
@@ -9,15 +10,26 @@ from pathlib import Path
 from typing import Any
 
 from curation.core.catalog import Catalog
+from curation.qc.shortcut import ShortcutRun
 from curation.reports import page, write
 
 PAPER_RETENTION = 0.743
 
 
-def shortcut_summary(catalog: Catalog) -> dict[str, Any]:
-    rows = catalog.rows("""
-        SELECT v.*, t.tier, t.subcategory, t.eval_type, t.options FROM shortcut_verdicts v
-        JOIN tasks t ON t.task_id = v.task_id AND t.version = v.task_version ORDER BY v.task_id""")
+def run_verdicts(catalog: Catalog, result: ShortcutRun) -> list[dict[str, Any]]:
+    """The verdicts of exactly the tasks this run judged, under this run's configuration."""
+    keys = {"task_id": [k[0] for k in result.judged], "task_version": [k[1] for k in result.judged]}
+    import pyarrow as pa
+
+    with catalog.staged(judged=pa.table(keys)):
+        return catalog.rows("""
+            SELECT v.*, t.tier, t.subcategory, t.eval_type, t.options FROM shortcut_verdicts v
+            JOIN judged j ON j.task_id = v.task_id AND j.task_version = v.task_version
+            JOIN tasks t ON t.task_id = v.task_id AND t.version = v.task_version
+            WHERE v.config_sha256 = ? ORDER BY v.task_id""", [result.config_sha256])
+
+
+def shortcut_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     groups: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     inspectors: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     guesser_discards = 0.0
@@ -26,11 +38,10 @@ def shortcut_summary(catalog: Catalog) -> dict[str, Any]:
         for key in ("all", f"tier {row['tier']}", f"{row['tier']} {row['subcategory']}"):
             groups[key][0] += kept
             groups[key][1] += 1
-        answers = json.loads(row["answers"])
         n_options = len(json.loads(row["options"])) if row["options"] else 0
         if row["eval_type"] == "label" and n_options:
             guesser_discards += 1 / n_options  # one random letter, the paper's rule
-        for answer in answers:
+        for answer in json.loads(row["answers"]):
             stats = inspectors[answer["inspector"]]
             stats["answers"] += 1
             stats["correct"] += answer["correct"]
@@ -43,13 +54,38 @@ def shortcut_summary(catalog: Catalog) -> dict[str, Any]:
             "guesser_discards": round(guesser_discards, 2)}
 
 
-def write_report(catalog: Catalog, path: Path, rule: str, robust_discards: bool) -> Path:
-    summary = shortcut_summary(catalog)
+def disagreements(catalog: Catalog, result: ShortcutRun) -> list[dict[str, Any]]:
+    """Verdicts of the same task versions under other configurations that differ from this run's."""
+    rows = run_verdicts(catalog, result)
+    mine = {(r["task_id"], r["task_version"]): r["verdict"] for r in rows}
+    if not mine:
+        return []
+    others = catalog.rows("""
+        SELECT s.task_id, s.task_version, s.verdict, s.config_sha256, s.run_id, r.params FROM shortcut_verdicts s
+        LEFT JOIN runs r ON r.run_id = s.run_id WHERE s.config_sha256 <> ? AND list_contains(?, s.task_id)
+        ORDER BY s.task_id, s.created_at""", [result.config_sha256, sorted({k[0] for k in mine})])
+    out = []
+    for other in others:
+        key = (other["task_id"], other["task_version"])
+        if key in mine and other["verdict"] != mine[key]:
+            inspectors = [i.get("name") for i in json.loads(other["params"] or "{}").get("inspectors", [])]
+            out.append({**other, "this_run": mine[key], "inspectors": inspectors})
+    return out
+
+
+def write_report(catalog: Catalog, path: Path, result: ShortcutRun) -> Path:
+    rows = run_verdicts(catalog, result)
+    summary = shortcut_summary(rows)
+    config = result.config
     esc = html.escape
-    body = [f"<p>{summary['tasks']} tasks judged with the <b>{esc(rule)}</b> rule. The paper kept "
-            f"{PAPER_RETENTION:.1%} of its authored tasks.</p>",
+    inspectors = ", ".join(f"{i['name']} ({i['model']}, {i['samples']} sample(s), T={i['temperature']})"
+                           for i in config["inspectors"])
+    body = [f"<p>This run judged {summary['tasks']} tasks with the <b>{esc(config['rule'])}</b> rule and the "
+            f"<b>{esc(config['template'])}</b> prompt ({esc(config['language'])}); inspectors: {esc(inspectors)}; "
+            f"configuration <code>{result.config_sha256}</code>. The paper kept {PAPER_RETENTION:.1%} of its "
+            "authored tasks.</p>",
             "<p>Robust-evaluation tasks: " + ("a 'cannot be determined' answer counts as solving them."
-                                              if robust_discards else
+                                              if config["robust_cannot_determine_discards"] else
                                               "a 'cannot be determined' answer alone never discards them "
                                               "(it is also what knowing nothing looks like).") + "</p>",
             "<h2>Retention</h2><table><tr><th>group</th><th>kept</th><th>of</th><th>retention</th></tr>"]
@@ -65,4 +101,25 @@ def write_report(catalog: Catalog, path: Path, rule: str, robust_discards: bool)
                     f"<td>{int(s.get('abstained', 0))}</td><td>{int(s.get('unparsed', 0))}</td></tr>")
     body.append(f"</table><p>A pure guesser (one random letter per label task) would have discarded "
                 f"about {summary['guesser_discards']} tasks under the paper's rule.</p>")
+    discarded = [r for r in rows if r["verdict"] == "shortcut_discarded"]
+    body.append(f"<h2>Discarded ({len(discarded)})</h2><table><tr><th>task</th><th>v</th>"
+                "<th>answers that solved it</th></tr>")
+    for row in discarded:
+        solved = [a for a in json.loads(row["answers"]) if a["correct"]]
+        body.append(f"<tr><td>{esc(row['task_id'])}</td><td>{row['task_version']}</td><td>"
+                    + "<br>".join(esc(f"{a['inspector']} #{a['sample']}: {a['parsed']} ({(a['raw'] or '')[:80]!r})")
+                                  for a in solved) + "</td></tr>")
+    body.append("</table>")
+    differ = disagreements(catalog, result)
+    body.append(f"<h2>Where other configurations decided otherwise ({len(differ)})</h2>")
+    if differ:
+        body.append("<table><tr><th>task</th><th>v</th><th>this run</th><th>other</th><th>configuration</th>"
+                    "<th>inspectors</th><th>run</th></tr>")
+        for d in differ:
+            body.append(f"<tr><td>{esc(d['task_id'])}</td><td>{d['task_version']}</td><td>{esc(d['this_run'])}</td>"
+                        f"<td>{esc(d['verdict'])}</td><td><code>{esc(d['config_sha256'])}</code></td>"
+                        f"<td>{esc(', '.join(d['inspectors']))}</td><td>{esc(d['run_id'] or '')}</td></tr>")
+        body.append("</table>")
+    else:
+        body.append("<p>None: no other configuration judged these task versions differently.</p>")
     return write(path, page("Shortcut filter", body))

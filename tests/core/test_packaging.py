@@ -48,4 +48,4 @@ def test_wheel_in_a_fresh_venv_runs_from_another_folder(tmp_path):
                             "from curation.qc.prompts import template; "
                             "print(len(load_taxonomy().subcategories), len(template('label', 'zh')))"],
                            cwd=work, capture_output=True, text=True, env=env, check=True).stdout.split()
-    assert int(shown[0]) >= 10 and int(shown[1]) == len(resource_text("prompts", "shortcut_label_zh.txt"))
+    assert int(shown[0]) >= 10 and int(shown[1]) == len(resource_text("prompts", "shortcut_label_paper_zh.txt"))
