@@ -117,7 +117,7 @@ def _mint_task_id(catalog: Catalog, subcategory: str | None) -> str:
 
 @stage("annotate-import", command="curate annotate import", batched=True,
        reads=("ls_projects", "ls_tasks", "feeds", "tasks", "videos", "runs", "clusters", "cluster_members",
-              "keyword_sets", "embeddings"),
+              "keyword_sets", "embeddings", "media_files", "media_outputs"),
        writes=("tasks", "feeds"), summary="annotations back as versioned tasks; feed edits as feed versions")
 def import_from_label_studio(run: StageRun, feeds_config: FeedsConfig) -> dict[str, int]:
     catalog = run.db

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import re
+import unicodedata
 from dataclasses import dataclass
 from functools import cache
 
@@ -24,10 +24,21 @@ class Subcategory:
 class Taxonomy:
     subcategories: dict[str, Subcategory]
     report_categories: tuple[str, ...]
-    cannot_determine: re.Pattern[str]
+    cannot_determine: tuple[str, ...]  # phrasings, folded by `fold`
+
+    def is_cannot_determine(self, option_text: str) -> bool:
+        """An option that says the question has no answer among the others, in any of the
+        phrasings real releases use, whatever its punctuation, spacing or case."""
+        folded = fold(option_text)
+        return any(p in folded for p in self.cannot_determine)
 
     def offers_cannot_determine(self, options: dict[str, str]) -> bool:
-        return any(self.cannot_determine.search(text) for text in options.values())
+        return any(self.is_cannot_determine(text) for text in options.values())
+
+
+def fold(text: str) -> str:
+    """Lower case without spaces or punctuation: '以上说法 都不对。' and '以上说法都不对' match."""
+    return "".join(ch for ch in text.lower() if not ch.isspace() and not unicodedata.category(ch).startswith("P"))
 
 
 @cache
@@ -38,5 +49,5 @@ def load_taxonomy() -> Taxonomy:
         for sub in body["subcategories"]:
             subs[sub["id"]] = Subcategory(sub["id"], tier, body["eval"], body["file"],
                                           bool(sub.get("requires_cannot_determine")))
-    patterns = "|".join(re.escape(p) for p in spec["cannot_determine_patterns"])
-    return Taxonomy(subs, tuple(spec["report_categories"]), re.compile(patterns, re.IGNORECASE))
+    phrasings = tuple(fold(p) for lang in ("zh", "en") for p in spec["cannot_determine"][lang])
+    return Taxonomy(subs, tuple(spec["report_categories"]), phrasings)

@@ -28,9 +28,10 @@ def feeds_build(
 
     cfg = config().feeds
     with open_catalog() as cat:
-        counts = build_feed_set(cat, cfg, n, seed, replace=replace)
+        counts = build_feed_set(cat, cfg, n, seed, replace=replace, sources=config().sources)
         if report:
-            path = feeds_report(cat, Path(config().reports.dir) / "feeds.html", cfg.ratio_min, cfg.ratio_max)
+            path = feeds_report(cat, Path(config().reports.dir) / "feeds.html", cfg.ratio_min, cfg.ratio_max,
+                                config().sources)
     typer.echo(f"{counts['feeds']:,} feeds (seed {seed}) from cluster run {counts['cluster_run']}: "
                f"{counts['written']:,} written" + ("" if counts["written"] else " (already up to date)"))
     if report:
@@ -78,7 +79,7 @@ def feeds_edit(
     if not ops:
         raise UsageError("give --reorder, --delete or --swap")
     with open_catalog() as cat:
-        feed = edit_feed(cat, feed_id, ops, config().feeds, author=author)
+        feed = edit_feed(cat, feed_id, ops, config().feeds, author=author, sources=config().sources)
     typer.echo(f"{feed.feed_id} version {feed.version}: {len(feed.video_feed)} videos, "
                f"ratio {format_ratio(feed.ratio)}")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Annotated
 
@@ -18,9 +19,10 @@ app.add_typer(qc_app, name="qc")
 def qc_validate(
     livingscreen: Annotated[Path | None, typer.Option(
         help="Check a runner directory (gui_action.json, ...) instead of the catalog.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Defects as a JSON array.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Defects as a JSON array (notes included).")] = False,
+    notes: Annotated[bool, typer.Option("--notes", help="Also print notes (severity info), e.g. feed edits.")] = False,
 ) -> None:
-    """Structural checks; exit status 1 when any error is found."""
+    """Structural checks; exit status 1 when any task cannot be run or graded as written."""
     from curation.qc.runner_format import load_runner_dir
     from curation.qc.validate import validate_catalog, validate_tasks
 
@@ -31,15 +33,20 @@ def qc_validate(
         defects = validate_tasks(tasks, ratio_range=(cfg.ratio_min, cfg.ratio_max))
     else:
         with open_catalog() as cat:
-            tasks, defects, skipped = validate_catalog(cat, cfg)
-    errors = sum(d.severity == "error" for d in defects)
+            tasks, defects, skipped = validate_catalog(cat, cfg, config().sources)
+    count = Counter(d.severity for d in defects)
+    errors = count["error"]
     if as_json:
         typer.echo(json.dumps([d.as_dict() for d in defects], ensure_ascii=False, indent=2))
     else:
         for defect in defects:
-            typer.echo(defect.line())
-        typer.echo(f"{len(tasks):,} tasks checked: {errors:,} errors, {len(defects) - errors:,} warnings"
-                   + (f" ({skipped:,} needs_fix tasks left to `curate annotate status`)" if skipped else ""))
+            if defect.severity != "info" or notes:
+                typer.echo(defect.line())
+        noted = Counter(d.code for d in defects if d.severity == "info")
+        typer.echo(f"{len(tasks):,} tasks checked: {errors:,} errors, {count['warning']:,} warnings, "
+                   f"{count['info']:,} notes" + (f" ({', '.join(f'{n:,} {c}' for c, n in sorted(noted.items()))}"
+                                                  f"{'' if notes else '; --notes lists them'})" if noted else "")
+                   + (f"; {skipped:,} needs_fix tasks left to `curate annotate status`" if skipped else ""))
     if errors:
         raise typer.Exit(1)
 

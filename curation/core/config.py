@@ -67,6 +67,13 @@ class ClusterConfig:
 
 
 @dataclass(frozen=True)
+class SourceConfig:
+    playable: bool = field(default=True, metadata=_help(
+        "its videos can be obtained and played in the app; once media is scanned for the source, "
+        "only videos with a normalised file count"))
+
+
+@dataclass(frozen=True)
 class FeedsConfig:
     anchor_min: int = 2
     anchor_max: int = 6
@@ -77,6 +84,8 @@ class FeedsConfig:
         "distractors must be less similar to the anchor centroid than this quantile (1.0: no limit)"))
     synthetic_fraction: float = 0.01
     max_feed_len: int = 20
+    distractor_sources: Literal["same", "any"] = field(default="same", metadata=_help(
+        "same: distractors come from the sources of the feed's anchor videos (no cross-corpus tell); any: all"))
 
     def __post_init__(self) -> None:
         if not 0 < self.ratio_min <= self.ratio_max:
@@ -179,6 +188,10 @@ class Config:
     cluster: ClusterConfig = field(default_factory=ClusterConfig)
     feeds: FeedsConfig = field(default_factory=FeedsConfig)
     reports: ReportsConfig = field(default_factory=ReportsConfig)
+    sources: dict[str, SourceConfig] = field(default_factory=lambda: {
+        "FakeSV": SourceConfig(playable=True), "LiveBot": SourceConfig(playable=True),
+        "Synthetic": SourceConfig(playable=True), "KuaiRec": SourceConfig(playable=False)},
+        metadata=_help("per source; a source not listed is playable (KuaiRec publishes no video files)"))
     media: MediaConfig = field(default_factory=MediaConfig)
     qc: QcConfig = field(default_factory=QcConfig)
 
@@ -224,7 +237,14 @@ def build(cls: type, data: dict[str, Any], where: str) -> Any:
     if unknown:
         raise ConfigError(f"unknown key {where}.{unknown[0]} (known: {', '.join(sorted(known))})"
                           if where else f"unknown section [{unknown[0]}] (known: {', '.join(sorted(known))})")
-    values = {k: _check(v, hints[k], f"{where}.{k}" if where else k) for k, v in data.items()}
+    defaults = {f.name: f.default_factory() for f in dataclasses.fields(cls)
+                if f.default_factory is not dataclasses.MISSING}
+    values = {}
+    for key, value in data.items():
+        if isinstance(defaults.get(key), dict) and isinstance(value, dict):
+            # a table keyed by name (sources, media.match): listed names are laid over the defaults
+            value = {**{k: as_dict(v) for k, v in defaults[key].items()}, **value}
+        values[key] = _check(value, hints[key], f"{where}.{key}" if where else key)
     return cls(**values)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from curation.core.config import FeedsConfig
+from curation.core.config import FeedsConfig, SourceConfig
 from curation.core.errors import FeedError
 from curation.core.stage import StageRun, stage
 from curation.corpus.feeds import Feed, FeedContext, feed_runtime, insert_feeds, load_feed
@@ -32,7 +32,8 @@ def _check_position(feed: Feed, position: Any) -> int:
 
 def _sample_distractor(ctx: FeedContext, feed: Feed, salt: str) -> str:
     taken = set(feed.video_feed)
-    pool = [ctx.video_ids[i] for i in ctx.pool(feed.anchor_cluster)
+    anchors = [ctx.index[v] for v in (feed.keyword_videos or feed.video_feed) if v in ctx.index]
+    pool = [ctx.video_ids[i] for i in ctx.pool(feed.anchor_cluster, ctx.distractor_sources(anchors))
             if ctx.video_ids[i] not in taken and not ctx.synthetic[i]]
     if not pool:
         raise FeedError(f"no distractor left to swap into {feed.feed_id}")
@@ -88,10 +89,11 @@ def apply_edit(feed: Feed, op: dict[str, Any], ctx: FeedContext | None,
 
 
 @stage("feeds-edit", command="curate feeds edit <feed_id>", reads=("feeds", "videos", "runs", "clusters",
-       "cluster_members", "keyword_sets", "embeddings"), writes=("feeds",),
+       "cluster_members", "keyword_sets", "embeddings", "media_files", "media_outputs"), writes=("feeds",),
        summary="reorder / delete / swap, as a new feed version")
 def edit_feed(run: StageRun, feed_id: str, ops: list[dict[str, Any]], config: FeedsConfig,
-              author: str | None = None, base_version: int | None = None) -> Feed:
+              author: str | None = None, base_version: int | None = None,
+              sources: dict[str, SourceConfig] | None = None) -> Feed:
     """Apply `ops` in order to `base_version` (default: the latest) of `feed_id` and store
     the result as the next version after the latest."""
     catalog = run.db
@@ -101,7 +103,7 @@ def edit_feed(run: StageRun, feed_id: str, ops: list[dict[str, Any]], config: Fe
     feed = load_feed(catalog, feed_id, base_version)
     ctx = None
     if any(op.get("op") == "swap" and op.get("video_id") is None for op in ops):
-        ctx = FeedContext(catalog, feed.cluster_run, config)
+        ctx = FeedContext(catalog, feed.cluster_run, config, sources)
     known = {r[0] for r in catalog.con.execute(
         "SELECT video_id FROM videos WHERE list_contains(?, video_id)",
         [[op["video_id"] for op in ops if op.get("video_id")]]).fetchall()}

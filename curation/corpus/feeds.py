@@ -19,11 +19,12 @@ import numpy as np
 import pyarrow as pa
 
 from curation.core.catalog import Catalog, now
-from curation.core.config import FeedsConfig, as_dict
+from curation.core.config import Config, FeedsConfig, SourceConfig, as_dict
 from curation.core.errors import FeedError, PrerequisiteError
 from curation.core.stage import StageRun, stage
 from curation.corpus.cluster import centre, latest_cluster_run
 from curation.corpus.embed import load_vectors
+from curation.corpus.playable import playable_video_ids
 
 SIMILARITY_SAMPLE = 2048  # candidates whose similarities set a cluster's distractor threshold
 
@@ -54,7 +55,8 @@ class Feed:
 class FeedContext:
     """One cluster run's members, keyword sets and vectors, loaded once."""
 
-    def __init__(self, catalog: Catalog, cluster_run: str, config: FeedsConfig) -> None:
+    def __init__(self, catalog: Catalog, cluster_run: str, config: FeedsConfig,
+                 sources: dict[str, SourceConfig] | None = None) -> None:
         self.cluster_run = cluster_run
         self.config = config
         params = catalog.con.execute("SELECT params FROM runs WHERE run_id = ?",
@@ -64,7 +66,7 @@ class FeedContext:
         cluster_params = json.loads(params[0])
         model_id = cluster_params["model"]
         members = catalog.con.execute(
-            "SELECT m.video_id, m.cluster_id, k.keywords, v.synthetic, v.duration_s "
+            "SELECT m.video_id, m.cluster_id, k.keywords, v.synthetic, v.duration_s, v.source "
             "FROM cluster_members m JOIN keyword_sets k USING (video_id) "
             "JOIN videos v USING (video_id) WHERE m.run_id = ? ORDER BY m.video_id",
             [cluster_run]).fetchall()
@@ -73,6 +75,11 @@ class FeedContext:
         self.labels = np.array([m[1] for m in members], dtype=np.int64)
         self.synthetic = np.array([bool(m[3]) for m in members])
         self.duration = {m[0]: m[4] for m in members}
+        self.source_names, codes = np.unique(np.array([m[5] for m in members], dtype=object).astype(str),
+                                             return_inverse=True)
+        self.source_code = codes.astype(np.int64)
+        playable = playable_video_ids(catalog, Config().sources if sources is None else sources)
+        self.playable = np.array([v in playable for v in self.video_ids], dtype=bool)
         postings: dict[str, list[int]] = {}
         for i, m in enumerate(members):
             for word in m[2] or []:
@@ -93,7 +100,7 @@ class FeedContext:
             "SELECT cluster_id, size, top_keywords FROM clusters WHERE run_id = ? "
             "ORDER BY cluster_id", [cluster_run]).fetchall()}
         self.members_of = {c: np.flatnonzero(self.labels == c) for c in self.clusters}
-        self._pools: dict[int, np.ndarray] = {}
+        self._pools: dict[tuple[int, tuple[int, ...] | None], np.ndarray] = {}
         self._criteria_cache: dict[int, tuple[np.ndarray, float, np.ndarray]] = {}
         # One fixed random sample of the corpus sets every cluster's similarity threshold.
         n = len(self.video_ids)
@@ -118,7 +125,7 @@ class FeedContext:
         quantile = self.config.distractor_similarity_quantile
         threshold = np.inf
         if quantile < 1.0:
-            keep = self._sample_labels != cluster_id
+            keep = (self._sample_labels != cluster_id) & self.playable[self._sample]
             if len(excluded):
                 pos = np.minimum(np.searchsorted(excluded, self._sample), len(excluded) - 1)
                 keep &= excluded[pos] != self._sample
@@ -129,10 +136,12 @@ class FeedContext:
         self._criteria_cache[cluster_id] = (centroid, threshold, excluded)
         return self._criteria_cache[cluster_id]
 
-    def acceptable(self, cluster_id: int, idx: np.ndarray) -> np.ndarray:
-        """Which of the videos `idx` may be distractors for `cluster_id`."""
+    def acceptable(self, cluster_id: int, idx: np.ndarray, sources: tuple[int, ...] | None = None) -> np.ndarray:
+        """Which of the videos `idx` may be distractors for `cluster_id` (from `sources` only, if given)."""
         centroid, threshold, excluded = self._criteria(cluster_id)
-        ok = self.labels[idx] != cluster_id
+        ok = (self.labels[idx] != cluster_id) & self.playable[idx]
+        if sources is not None:
+            ok &= np.isin(self.source_code[idx], sources)
         if len(excluded):  # membership by binary search: np.isin is slow on small arrays
             pos = np.minimum(np.searchsorted(excluded, idx), len(excluded) - 1)
             ok &= excluded[pos] != idx
@@ -140,22 +149,31 @@ class FeedContext:
             ok &= (self.vectors[idx] @ centroid) < threshold
         return ok
 
-    def pool(self, cluster_id: int) -> np.ndarray:
+    def pool(self, cluster_id: int, sources: tuple[int, ...] | None = None) -> np.ndarray:
         """Indices of every video that may be a distractor for `cluster_id`, sorted."""
-        if cluster_id not in self._pools:
+        if (cluster_id, sources) not in self._pools:
             everything = np.arange(len(self.video_ids))
-            self._pools[cluster_id] = everything[self.acceptable(cluster_id, everything)]
-        return self._pools[cluster_id]
+            self._pools[(cluster_id, sources)] = everything[self.acceptable(cluster_id, everything, sources)]
+        return self._pools[(cluster_id, sources)]
+
+    def distractor_sources(self, anchors: list[int]) -> tuple[int, ...] | None:
+        """The sources distractors may come from: the anchors' own, unless configured `any`."""
+        if self.config.distractor_sources == "any":
+            return None
+        return tuple(sorted({int(self.source_code[a]) for a in anchors}))
+
+    def source_names_of(self, sources: tuple[int, ...] | None) -> str:
+        return "any source" if sources is None else "/".join(str(self.source_names[c]) for c in sources)
 
     def sample_distractors(self, cluster_id: int, m: int, rng: np.random.Generator,
-                           allow_synthetic: bool) -> list[int]:
+                           allow_synthetic: bool, sources: tuple[int, ...] | None = None) -> list[int]:
         """m distinct acceptable videos, uniformly: rejection sampling over the whole corpus,
         falling back to the exact pool when acceptable videos are rare."""
         chosen: list[int] = []
         seen: set[int] = set()
         for _ in range(8):
             idx = rng.integers(0, len(self.video_ids), size=max(4 * (m - len(chosen)), 16))
-            ok = self.acceptable(cluster_id, idx)
+            ok = self.acceptable(cluster_id, idx, sources)
             if not allow_synthetic:
                 ok &= ~self.synthetic[idx]
             for i in idx[ok].tolist():
@@ -164,11 +182,12 @@ class FeedContext:
                     chosen.append(i)
                     if len(chosen) == m:
                         return sorted(chosen)
-        pool = self.pool(cluster_id)
+        pool = self.pool(cluster_id, sources)
         if not allow_synthetic:
             pool = pool[~self.synthetic[pool]]
         if len(pool) < m:
-            raise FeedError(f"only {len(pool)} distractors for cluster {cluster_id}, {m} needed")
+            raise FeedError(f"only {len(pool)} playable distractors from {self.source_names_of(sources)} "
+                            f"for cluster {cluster_id}, {m} needed")
         return sorted(rng.choice(pool, size=m, replace=False).tolist())
 
     def runtime(self, video_ids: list[str]) -> float | None:
@@ -199,41 +218,46 @@ def anchor_weights(sizes: np.ndarray, rule: str) -> np.ndarray:
 
 
 def build_feeds(ctx: FeedContext, n: int, seed: int) -> list[Feed]:
+    """`n` feeds from playable videos; FeedError naming how many could be built when the pool is short."""
     cfg = ctx.config
     a_min, a_max = cfg.anchor_min, cfg.anchor_max
     lo, hi = cfg.ratio_min, cfg.ratio_max
     max_len = cfg.max_feed_len
-    eligible = np.array([c for c, (size, _) in ctx.clusters.items() if size >= a_min])
+    usable = ctx.playable & ~ctx.synthetic  # what an anchor set can always be drawn from
+    anchor_sizes = {c: int(usable[ctx.members_of[c]].sum()) for c in ctx.clusters}
+    eligible = np.array([c for c, size in anchor_sizes.items() if size >= a_min])
     if len(eligible) == 0:
-        raise FeedError(f"no cluster has the {a_min} videos an anchor needs")
-    weights = anchor_weights(np.array([ctx.clusters[c][0] for c in eligible]),
-                             cfg.anchor_weight)
+        raise FeedError(f"no cluster has the {a_min} playable videos an anchor needs "
+                        f"(playable sources: {', '.join(sorted(set(ctx.source_names[ctx.source_code[ctx.playable]])))}"
+                        " or none; see [sources] in the config)")
+    weights = anchor_weights(np.array([anchor_sizes[c] for c in eligible]), cfg.anchor_weight)
     cdf = np.cumsum(weights)
     budget_fraction = cfg.synthetic_fraction
     placed = synthetic_used = 0
     feeds: list[Feed] = []
+    failures: list[str] = []
     for i in range(n):
         rng = np.random.default_rng([seed, i])
         # Synthetic videos may take at most budget_fraction of what earlier feeds placed.
         allowed_synthetic = math.floor(budget_fraction * placed) - synthetic_used
-        for _attempt in range(1000):
-            pick = min(int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right")), len(eligible) - 1)
-            cluster = int(eligible[pick])
-            members = ctx.members_of[cluster]
-            real = members[~ctx.synthetic[members]]
-            if len(real) >= a_min:  # k never needs a synthetic anchor, so a redraw can drop them
-                break
-        else:
-            raise FeedError(f"feed {i}: no cluster has {a_min} non-synthetic videos")
+        pick = min(int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right")), len(eligible) - 1)
+        cluster = int(eligible[pick])
+        members = ctx.members_of[cluster]
+        members = members[ctx.playable[members]]
+        real = members[~ctx.synthetic[members]]
         anchors_pool = members if allowed_synthetic > 0 else real
         k = int(rng.integers(a_min, min(a_max, len(real)) + 1))
         r = float(rng.uniform(lo, hi))
         m = min(_distractor_count(k, r, lo, hi), max_len - k)
         anchors = sorted(rng.choice(anchors_pool, size=k, replace=False).tolist())
-        others = ctx.sample_distractors(cluster, m, rng, allow_synthetic=allowed_synthetic > 0)
-        if ctx.synthetic[anchors + others].sum() > max(allowed_synthetic, 0):
-            anchors = sorted(rng.choice(real, size=k, replace=False).tolist())
-            others = ctx.sample_distractors(cluster, m, rng, allow_synthetic=False)
+        try:
+            others = ctx.sample_distractors(cluster, m, rng, allowed_synthetic > 0, ctx.distractor_sources(anchors))
+            if ctx.synthetic[anchors + others].sum() > max(allowed_synthetic, 0):
+                anchors = sorted(rng.choice(real, size=k, replace=False).tolist())
+                others = ctx.sample_distractors(cluster, m, rng, False, ctx.distractor_sources(anchors))
+        except FeedError as exc:
+            failures.append(f"feed {i}: {exc}")
+            continue
         order = rng.permutation(anchors + others).tolist()
         synthetic_used += int(ctx.synthetic[order].sum())
         placed += len(order)
@@ -243,6 +267,10 @@ def build_feeds(ctx: FeedContext, n: int, seed: int) -> list[Feed]:
             cluster_run=ctx.cluster_run, keyword_videos=[ctx.video_ids[j] for j in anchors],
             other_videos=[ctx.video_ids[j] for j in others], video_feed=feed_videos,
             ratio=round(m / k, 6), seed=seed, total_runtime_s=ctx.runtime(feed_videos)))
+    if failures:
+        raise FeedError(f"only {len(feeds)} of the {n} feeds asked for can be built from playable videos "
+                        f"({failures[0]}{f'; and {len(failures) - 1} more' if len(failures) > 1 else ''}); "
+                        "ask for fewer, make more sources playable, or set [feeds] distractor_sources = \"any\"")
     return feeds
 
 
@@ -288,16 +316,19 @@ def insert_feeds(catalog: Catalog, feeds: list[Feed]) -> None:
 
 
 @stage("feeds", command="curate feeds build --n N --seed S",
-       reads=("clusters", "cluster_members", "keyword_sets", "embeddings", "videos", "runs", "ls_tasks"),
+       reads=("clusters", "cluster_members", "keyword_sets", "embeddings", "videos", "runs", "ls_tasks",
+              "media_files", "media_outputs"),
        writes=("feeds",), summary="anchor cluster + unrelated distractors, shuffled, versioned")
 def build_feed_set(run: StageRun, config: FeedsConfig, n: int, seed: int, cluster_run: str | None = None,
-                   replace: bool = False) -> dict[str, Any]:
+                   replace: bool = False, sources: dict[str, SourceConfig] | None = None) -> dict[str, Any]:
     catalog = run.db
     cluster_run = cluster_run or latest_cluster_run(catalog)
     if cluster_run is None:
         raise PrerequisiteError("no clustering yet: run `curate cluster` first")
-    run.params.update(n=n, seed=seed, cluster_run=cluster_run, replace=replace, **as_dict(config))
-    ctx = FeedContext(catalog, cluster_run, config)
+    sources = Config().sources if sources is None else sources
+    run.params.update(n=n, seed=seed, cluster_run=cluster_run, replace=replace, **as_dict(config),
+                      playable_sources=sorted(s for s, c in sources.items() if c.playable))
+    ctx = FeedContext(catalog, cluster_run, config, sources)
     feeds = build_feeds(ctx, n, seed)
     existing = {f.feed_id: f for f in (_row_to_feed(r) for r in catalog.rows(
         "SELECT * FROM feeds WHERE version = 1 AND seed = ?", [seed]))}

@@ -194,7 +194,7 @@ def filter_shortcuts(run: StageRun, config: ShortcutConfig) -> ShortcutRun:
     counts = run.counts
     counts.update(tasks=len(views), passed=0, discarded=0, undecided=0, **stats, config_sha256=digest)
     verdicts: list[tuple[str, int, str, str]] = []
-    cannot = load_taxonomy().cannot_determine
+    taxonomy = load_taxonomy()
     for view in views:
         assert view.prompt is not None
         undecided = False
@@ -204,7 +204,7 @@ def filter_shortcuts(run: StageRun, config: ShortcutConfig) -> ShortcutRun:
                     if view.eval_type != "label":
                         raw, parsed = None, CANNOT_ANSWER
                     else:
-                        skip = {k for k, t in view.options.items() if cannot.search(t)}
+                        skip = {k for k, t in view.options.items() if taxonomy.is_cannot_determine(t)}
                         raw = parsed = inspector.answer_label(degraded_view(view.videos, language), view.options,
                                                               skip)
                 else:

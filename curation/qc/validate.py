@@ -14,8 +14,9 @@ from typing import Any
 
 from curation.annotate.syntax import split_instruction
 from curation.annotate.taxonomy import Taxonomy, load_taxonomy
-from curation.core.config import FeedsConfig
+from curation.core.config import Config, FeedsConfig, SourceConfig
 from curation.core.stage import StageRun, stage
+from curation.corpus.playable import playable_video_ids, scanned_sources
 
 MAX_FEED = 20
 ARGS = {
@@ -32,7 +33,7 @@ _QUOTE = re.compile(r"[“\"「『]([^”\"」』]{1,200})[”\"」』]")
 @dataclass(frozen=True)
 class Defect:
     task_id: str
-    severity: str  # "error" | "warning"
+    severity: str  # "error" | "warning" | "info"
     code: str
     message: str
 
@@ -51,37 +52,67 @@ def _positions(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
-def check_feed(task: dict[str, Any], known_videos: set[str] | None, lo: float, hi: float) -> list[Defect]:
+def check_feed(task: dict[str, Any], known_videos: set[str] | None, lo: float, hi: float,
+               playable: Playability | None = None) -> list[Defect]:
     tid = task["task_id"]
     feed = task.get("video_feed") or []
     out: list[Defect] = []
     if not feed:
         return [Defect(tid, "error", "feed-empty", "video_feed is empty")]
     if len(feed) > MAX_FEED:
-        out.append(Defect(tid, "error", "feed-too-long", f"{len(feed)} videos, at most {MAX_FEED}"))
-    twice = sorted(v for v, n in Counter(feed).items() if n > 1)
-    if twice:
-        out.append(Defect(tid, "error", "feed-duplicate-video", f"in the feed twice: {', '.join(twice)}"))
+        out.append(Defect(tid, "warning", "feed-too-long",
+                          f"{len(feed)} videos; the paper's feeds hold at most {MAX_FEED}"))
+    for video, count in Counter(feed).items():
+        if count > 1:
+            where = [str(i + 1) for i, v in enumerate(feed) if v == video]
+            out.append(Defect(tid, "warning", "feed-duplicate-video",
+                              f"{video} is in the feed {count} times, at positions {' and '.join(where)} (from 1)"))
     if known_videos is not None:
         unknown = [v for v in feed if v not in known_videos]
         if unknown:
             out.append(Defect(tid, "error", "feed-unknown-video",
                               f"{len(unknown)} not in the catalog, e.g. {unknown[0]}"))
+    if playable is not None:
+        out.extend(playable.check(tid, feed))
     keyword, other = task.get("keyword_videos"), task.get("other_videos")
     if keyword is not None or other is not None:
+        # The lists describe the base feed as built; video_feed is after the annotator's edits.
         keyword, other = keyword or [], other or []
         both = set(keyword) & set(other)
         if both:
-            out.append(Defect(tid, "error", "feed-keyword-other-overlap",
-                              f"{len(both)} videos are both keyword and other videos"))
-        outside = [v for v in (*keyword, *other) if v not in set(feed)]
-        if outside:
-            out.append(Defect(tid, "error", "feed-list-outside-feed",
-                              f"{len(outside)} keyword/other videos are not in video_feed, e.g. {outside[0]}"))
+            out.append(Defect(tid, "warning", "feed-keyword-other-overlap",
+                              f"{len(both)} videos are both keyword and other videos, e.g. {sorted(both)[0]}"))
+        in_feed, base = set(feed), set(keyword) | set(other)
+        deleted = [v for v in (*keyword, *other) if v not in in_feed]
+        swapped_in = [v for v in feed if v not in base]
+        if deleted or swapped_in:
+            out.append(Defect(tid, "info", "feed-edited",
+                              f"the base feed was edited: {len(deleted)} base videos deleted, "
+                              f"{len(swapped_in)} videos swapped in"))
         if keyword and not lo <= len(other) / len(keyword) <= hi:
             out.append(Defect(tid, "warning", "feed-ratio-out-of-range",
-                              f"distractor ratio {len(other) / len(keyword):.2f} outside [{lo}, {hi}]"))
+                              f"base distractor ratio {len(other) / len(keyword):.2f} outside [{lo}, {hi}]"))
     return out
+
+
+class Playability:
+    """Which videos the app can play; before media was scanned for a source, a video of it
+    that is not playable is a warning, afterwards an error."""
+
+    def __init__(self, playable: set[str], scanned_sources: set[str]) -> None:
+        self.playable, self.scanned = playable, scanned_sources
+
+    def check(self, tid: str, feed: list[str]) -> list[Defect]:
+        out = []
+        missing = [v for v in feed if v not in self.playable]
+        for scanned in (True, False):
+            group = [v for v in missing if (v.split("/")[0] in self.scanned) is scanned]
+            if group:
+                out.append(Defect(tid, "error" if scanned else "warning", "feed-video-not-playable",
+                                  f"{len(group)} videos the app cannot play"
+                                  + (" (no normalised file)" if scanned else " (source not playable, or no media yet)")
+                                  + f", e.g. {group[0]}"))
+        return out
 
 
 def check_label(task: dict[str, Any], sub_id: str, taxonomy: Taxonomy) -> list[Defect]:
@@ -101,8 +132,9 @@ def check_label(task: dict[str, Any], sub_id: str, taxonomy: Taxonomy) -> list[D
                           f"answer {answer} is not among the options {', '.join(sorted(options))}"))
     sub = taxonomy.subcategories.get(sub_id)
     if sub and sub.requires_cannot_determine and options and not taxonomy.offers_cannot_determine(options):
-        out.append(Defect(tid, "error", "no-cannot-determine-option",
-                          "robust-evaluation tasks must offer a 'cannot be determined' option"))
+        out.append(Defect(tid, "warning", "no-cannot-determine-option",
+                          "robust-evaluation tasks usually offer a 'none of the above' / 'cannot be determined' "
+                          "option; none of these options reads like one"))
     return out
 
 
@@ -161,14 +193,17 @@ def check_platform(task: dict[str, Any], taxonomy: Taxonomy, durations: dict[str
     quoted = _QUOTE.search(task.get("instruction") or "")
     if quoted and any(isinstance(c, dict) and c.get("func") == "eval_comment" for c in config) \
             and not commented_text:
-        out.append(Defect(tid, "error", "comment-text-missing",
+        out.append(Defect(tid, "warning", "comment-text-missing",
                           f"the instruction quotes {quoted.group(1)!r} but no comment check gives the text"))
     return out
 
 
 def validate_tasks(tasks: list[dict[str, Any]], *, known_videos: set[str] | None = None,
                    durations: dict[str, float] | None = None, ratio_range: tuple[float, float] = (0.5, 2.0),
-                   taxonomy: Taxonomy | None = None) -> list[Defect]:
+                   taxonomy: Taxonomy | None = None, playable: Playability | None = None) -> list[Defect]:
+    """Every defect of `tasks`. Severity is a contract: `error` = the task cannot be run or graded as
+    written; `warning` = a person should look, the task may be what its author meant; `info` = normal
+    facts worth counting (edits to the base feed)."""
     taxonomy = taxonomy or load_taxonomy()
     defects: list[Defect] = []
     ids = Counter(t.get("task_id") for t in tasks)
@@ -181,20 +216,21 @@ def validate_tasks(tasks: list[dict[str, Any]], *, known_videos: set[str] | None
         sub_id = _subcategory(tid)
         sub = taxonomy.subcategories.get(sub_id)
         if sub is None:
-            defects.append(Defect(tid, "error", "unknown-subcategory",
+            defects.append(Defect(tid, "warning", "unknown-subcategory",
                                   f"id prefix {sub_id!r} is not a sub-category of the taxonomy"))
-        elif task.get("eval_type") != sub.eval_type:
-            defects.append(Defect(tid, "error", "eval-type-mismatch",
+        elif task.get("eval_type") in ("label", "platform") and task.get("eval_type") != sub.eval_type:
+            defects.append(Defect(tid, "warning", "eval-type-mismatch",
                                   f"{sub_id} tasks are {sub.eval_type} tasks, not {task.get('eval_type')!r}"))
         if not (task.get("instruction") or "").strip():
             defects.append(Defect(tid, "error", "instruction-empty", "the instruction is empty"))
-        defects.extend(check_feed(task, known_videos, *ratio_range))
+        defects.extend(check_feed(task, known_videos, *ratio_range, playable=playable))
         if task.get("eval_type") == "label":
             defects.extend(check_label(task, sub_id, taxonomy))
         elif task.get("eval_type") == "platform":
             defects.extend(check_platform(task, taxonomy, durations))
-        elif sub is None:
-            defects.append(Defect(tid, "error", "eval-type-unknown", f"eval_type {task.get('eval_type')!r}"))
+        else:
+            defects.append(Defect(tid, "error", "eval-type-unknown",
+                                  f"eval_type {task.get('eval_type')!r}: the runner grades 'label' or 'platform'"))
         key = (tuple(task.get("video_feed") or []), " ".join((task.get("instruction") or "").split()))
         if key in seen_instructions:
             defects.append(Defect(tid, "warning", "near-duplicate-task",
@@ -214,17 +250,21 @@ def catalog_tasks(catalog: Any) -> tuple[list[dict[str, Any]], int]:
     return out, len(rows) - len(out)
 
 
-@stage("qc-validate", command="curate qc validate", reads=("tasks", "feeds", "videos"), writes=(),
-       summary="structural checks with stable defect codes")
-def validate_catalog(run: StageRun, config: FeedsConfig) -> tuple[list[dict[str, Any]], list[Defect], int]:
+@stage("qc-validate", command="curate qc validate", reads=("tasks", "feeds", "videos", "media_files", "media_outputs"),
+       writes=(), summary="structural checks with stable defect codes")
+def validate_catalog(run: StageRun, config: FeedsConfig, sources: dict[str, SourceConfig] | None = None
+                     ) -> tuple[list[dict[str, Any]], list[Defect], int]:
     """(tasks checked, defects, how many needs_fix tasks were left to `curate annotate status`)."""
     catalog = run.db
     tasks, skipped = catalog_tasks(catalog)
     known = {r[0] for r in catalog.con.execute("SELECT video_id FROM videos").fetchall()}
     durations = dict(catalog.con.execute(
         "SELECT video_id, duration_s FROM videos WHERE duration_s IS NOT NULL").fetchall())
+    playable = Playability(playable_video_ids(catalog, Config().sources if sources is None else sources),
+                           scanned_sources(catalog))
     defects = validate_tasks(tasks, known_videos=known, durations=durations,
-                             ratio_range=(config.ratio_min, config.ratio_max))
-    errors = sum(d.severity == "error" for d in defects)
-    run.counts.update(tasks=len(tasks), errors=errors, warnings=len(defects) - errors, needs_fix_skipped=skipped)
+                             ratio_range=(config.ratio_min, config.ratio_max), playable=playable)
+    by_severity = Counter(d.severity for d in defects)
+    run.counts.update(tasks=len(tasks), errors=by_severity["error"], warnings=by_severity["warning"],
+                      notes=by_severity["info"], needs_fix_skipped=skipped)
     return tasks, defects, skipped

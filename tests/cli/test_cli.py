@@ -125,7 +125,7 @@ def test_every_user_failure_is_one_line_and_recorded(tmp_path):
     out = curate("--catalog", str(db), "--config", str(bad), "status")
     assert out.returncode == 1 and out.stderr.strip() == (
         "error: unknown key feeds.ratio_maximum (known: anchor_max, anchor_min, anchor_weight, "
-        "distractor_similarity_quantile, max_feed_len, ratio_max, ratio_min, synthetic_fraction)")
+        "distractor_similarity_quantile, distractor_sources, max_feed_len, ratio_max, ratio_min, synthetic_fraction)")
     status = curate("--catalog", str(db), "status")
     shown = " ".join(status.stdout.split())
     assert "feeds-" in shown and "failed: PrerequisiteError: no clustering yet" in shown

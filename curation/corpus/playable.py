@@ -1,0 +1,33 @@
+"""Which videos the app can play: the one rule feeds, validation and reports share.
+
+A source is playable when its video files can be obtained (`[sources.<name>] playable`;
+KuaiRec publishes captions and categories but no files). Once media has been scanned for
+a source, a video of it is playable only when it has a normalised file.
+"""
+
+from __future__ import annotations
+
+from curation.core.catalog import Catalog
+from curation.core.config import SourceConfig
+
+
+def playable_sources(sources: dict[str, SourceConfig], present: list[str]) -> list[str]:
+    return [s for s in present if sources.get(s, SourceConfig()).playable]
+
+
+def scanned_sources(catalog: Catalog) -> set[str]:
+    """Sources for which some media has been linked (scanned, or set at ingest / registration)."""
+    return {r[0] for r in catalog.con.execute(
+        "SELECT DISTINCT v.source FROM media_files f JOIN videos v USING (video_id)").fetchall()}
+
+
+def playable_video_ids(catalog: Catalog, sources: dict[str, SourceConfig]) -> set[str]:
+    present = [r[0] for r in catalog.con.execute("SELECT DISTINCT source FROM videos ORDER BY 1").fetchall()]
+    allowed = playable_sources(sources, present)
+    scanned = sorted(scanned_sources(catalog) & set(allowed))
+    unscanned = sorted(set(allowed) - set(scanned))
+    return {r[0] for r in catalog.con.execute("""
+        SELECT video_id FROM videos WHERE list_contains(?, source)
+        UNION ALL
+        SELECT o.video_id FROM media_outputs o JOIN videos v USING (video_id) WHERE list_contains(?, v.source)""",
+        [unscanned, scanned]).fetchall()}
