@@ -53,11 +53,13 @@ $(LLM_STAMP):
 llm: setup $(LLM_STAMP)
 	$(PY) -m curation.qc.llm_server
 
-# Debian's chromium (Playwright drives it; no browser download) and a CJK font.
+# Debian's chromium (Playwright drives it; no browser download), a CJK font and colour emoji.
 browser:
-	@{ command -v chromium >/dev/null 2>&1 && fc-list 2>/dev/null | grep -qi "WenQuanYi Micro Hei"; } || { \
-	  echo "installing chromium and fonts-wqy-microhei with apt-get"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-wqy-microhei >/dev/null; }
+	@{ command -v chromium >/dev/null 2>&1 && fc-list 2>/dev/null | grep -qi "WenQuanYi Micro Hei" \
+	   && fc-list 2>/dev/null | grep -qi "Noto Color Emoji"; } || { \
+	  echo "installing chromium, fonts-wqy-microhei and fonts-noto-color-emoji with apt-get"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-wqy-microhei \
+	    fonts-noto-color-emoji >/dev/null; }
 
 # Starts Label Studio on 127.0.0.1 (LABEL_STUDIO_PORT, default 8080) with the admin and
 # token from LABEL_STUDIO_USERNAME / LABEL_STUDIO_PASSWORD / LABEL_STUDIO_API_KEY;

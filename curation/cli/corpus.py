@@ -126,9 +126,11 @@ def cluster(
                f"noise {stats.get('noise', 0) / max(stats.get('videos', 1), 1):.1%}")
     for level in ("second", "third"):
         if f"kuairec_{level}_nmi" in stats:
-            typer.echo(f"  KuaiRec {level}-level category: NMI {stats[f'kuairec_{level}_nmi']:.3f}, "
-                       f"ARI {stats[f'kuairec_{level}_ari']:.3f} (noise excluded; "
-                       f"{stats[f'kuairec_{level}_noise']:.1%} of labelled videos are noise)")
+            typer.echo(f"  KuaiRec {level}-level category: NMI {stats[f'kuairec_{level}_nmi_noise_counted']:.3f}, "
+                       f"ARI {stats[f'kuairec_{level}_ari_noise_counted']:.3f} with noise counted as a cluster "
+                       f"({stats[f'kuairec_{level}_noise']:.1%} of labelled videos are noise); "
+                       f"NMI {stats[f'kuairec_{level}_nmi']:.3f}, ARI {stats[f'kuairec_{level}_ari']:.3f} "
+                       "over the clustered ones only")
     if "fakesv_events" in stats:
         typer.echo(f"  FakeSV: {stats['fakesv_events_split']:,} of {stats['fakesv_events_clustered']:,} "
                    f"clustered events split across clusters ({stats['fakesv_events']:,} events in all)")

@@ -45,6 +45,8 @@ class KeywordsConfig:
     min_keywords: int = field(default=3, metadata=_help("below this, jieba / English tags top the set up"))
     extract_top_k: int = 5
     min_token_chars: int = 2
+    stop_patterns: list[str] = field(default_factory=list, metadata=_help(
+        "regular expressions for keywords to drop, on top of the packaged resources/stop_patterns.txt"))
 
 
 @dataclass(frozen=True)
@@ -58,12 +60,18 @@ class EmbeddingConfig:
 class ClusterConfig:
     backend: Literal["sklearn", "hdbscan", "fast-hdbscan"] = field(default="sklearn", metadata=_help(
         "same clusters from all three here; sklearn was 5x faster than hdbscan at 30k points"))
-    min_cluster_size: int = 5
+    min_cluster_size: int = field(default=2, metadata=_help(
+        "with assign_noise, the best of bench/cluster.py's sweep on the shipped corpus"))
     min_samples: int = 1
     centre: bool = field(default=True, metadata=_help(
         "subtract the corpus mean and re-normalise (e5 vectors crowd into a cone)"))
     reduce_dims: int = field(default=32, metadata=_help("PCA after centring; 0 keeps the full dimension"))
     top_keywords: int = 8
+    selection: Literal["eom", "leaf"] = field(default="eom", metadata=_help(
+        "HDBSCAN cluster selection: eom (excess of mass) or leaf (many small, tight clusters)"))
+    assign_noise: bool = field(default=True, metadata=_help(
+        "noise points join the cluster whose centroid is nearest, when its cosine reaches assign_noise_similarity"))
+    assign_noise_similarity: float = 0.6
 
 
 @dataclass(frozen=True)

@@ -48,25 +48,45 @@ def centre(vectors: np.ndarray, dims: int | None = None, seed: int = 0) -> np.nd
     return centred.astype(np.float64)
 
 
-def hdbscan_labels(points: np.ndarray, backend: str, min_cluster_size: int,
-                   min_samples: int) -> tuple[np.ndarray, np.ndarray]:
+def hdbscan_labels(points: np.ndarray, backend: str, min_cluster_size: int, min_samples: int,
+                   selection: str = "eom") -> tuple[np.ndarray, np.ndarray]:
     if backend == "hdbscan":
         import hdbscan
 
         model = hdbscan.HDBSCAN(min_cluster_size=min_cluster_size, min_samples=min_samples,
-                                core_dist_n_jobs=1)
+                                cluster_selection_method=selection, core_dist_n_jobs=1)
     elif backend == "sklearn":
         from sklearn.cluster import HDBSCAN
 
-        model = HDBSCAN(min_cluster_size=min_cluster_size, min_samples=min_samples, copy=True)
+        model = HDBSCAN(min_cluster_size=min_cluster_size, min_samples=min_samples,
+                        cluster_selection_method=selection, copy=True)
     elif backend == "fast-hdbscan":
         import fast_hdbscan
 
-        model = fast_hdbscan.HDBSCAN(min_cluster_size=min_cluster_size, min_samples=min_samples)
+        model = fast_hdbscan.HDBSCAN(min_cluster_size=min_cluster_size, min_samples=min_samples,
+                                     cluster_selection_method=selection)
     else:
         raise ValueError(f"unknown cluster backend {backend!r}")
     labels = model.fit_predict(points)
     return np.asarray(labels, dtype=np.int64), np.asarray(model.probabilities_, dtype=np.float64)
+
+
+def assign_noise(points: np.ndarray, labels: np.ndarray, min_similarity: float) -> np.ndarray:
+    """Noise points join the cluster whose centroid is most similar (cosine, in the clustering's
+    space) when that similarity reaches `min_similarity`; the rest stay noise."""
+    clusters = np.unique(labels[labels >= 0])
+    noise = np.flatnonzero(labels < 0)
+    if not len(clusters) or not len(noise):
+        return labels
+    centroids = np.stack([points[labels == c].mean(axis=0) for c in clusters])
+    centroids /= np.maximum(np.linalg.norm(centroids, axis=1, keepdims=True), 1e-12)
+    unit = points[noise] / np.maximum(np.linalg.norm(points[noise], axis=1, keepdims=True), 1e-12)
+    sims = unit @ centroids.T
+    best = sims.argmax(axis=1)
+    assigned = labels.copy()
+    take = sims[np.arange(len(noise)), best] >= min_similarity
+    assigned[noise[take]] = clusters[best[take]]
+    return assigned
 
 
 def unite_identical(labels: np.ndarray, texts: list[str]) -> np.ndarray:
@@ -82,6 +102,13 @@ def unite_identical(labels: np.ndarray, texts: list[str]) -> np.ndarray:
         if len(members) > 1 and found and (len(found) > 1 or len(found) == 1 and min(labels[members]) < 0):
             united[members] = min(found, key=lambda c: (-found[c], c))
     return united
+
+
+def drop_small(labels: np.ndarray, min_size: int) -> np.ndarray:
+    """Clusters left smaller than `min_size` (after uniting identical sets) become noise."""
+    ids, counts = np.unique(labels[labels >= 0], return_counts=True)
+    small = ids[counts < min_size]
+    return np.where(np.isin(labels, small), -1, labels) if len(small) else labels
 
 
 def class_tfidf(keyword_sets: dict[int, list[list[str]]], top_n: int) -> dict[int, list[str]]:
@@ -146,8 +173,11 @@ def cluster_videos(run: StageRun, config: ClusterConfig, model_spec: str) -> Clu
 
     points = centre(vectors, config.reduce_dims) if config.centre else vectors.astype(float)
     note(f"clustering {len(video_ids):,} keyword sets ({points.shape[1]}-d, {config.backend})")
-    labels, probabilities = hdbscan_labels(points, config.backend, config.min_cluster_size, config.min_samples)
-    labels = unite_identical(labels, [r[1] for r in rows])
+    labels, probabilities = hdbscan_labels(points, config.backend, config.min_cluster_size, config.min_samples,
+                                           config.selection)
+    labels = drop_small(unite_identical(labels, [r[1] for r in rows]), config.min_cluster_size)
+    if config.assign_noise:  # identical points are equally near every centroid, so they stay together
+        labels = assign_noise(points, labels, config.assign_noise_similarity)
     full = centre(vectors) if config.centre else vectors.astype(float)
     by_cluster: dict[int, list[int]] = {}
     for i, label in enumerate(labels):

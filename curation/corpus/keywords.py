@@ -25,9 +25,16 @@ STOP_WORDS = frozenset(
     word for line in resource_text("stopwords.txt").splitlines()
     if not line.startswith("#") for word in line.split())
 
-# Kuaishou's "thanks, put me on the trending page" family of tags comes in endless
-# spellings; any keyword containing these fragments is boilerplate.
-_BOILERPLATE = re.compile(r"热门|感谢|推广|小助手|双击|关注|点赞|老铁|官大大|上推荐|涨粉")
+
+
+def stop_patterns(extra: tuple[str, ...] = ()) -> re.Pattern[str]:
+    """The packaged stop patterns (`resources/stop_patterns.txt`) and any configured ones, as one regex."""
+    lines = [line.strip() for line in resource_text("stop_patterns.txt").splitlines()]
+    patterns = [p for p in (*lines, *extra) if p and not p.startswith("#")]
+    return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
+
+
+_BOILERPLATE = stop_patterns()
 _ENGLISH_WORD = re.compile(r"[A-Za-z][A-Za-z'\-]+")
 _HAS_CJK = re.compile(r"[\u4e00-\u9fff]")
 
@@ -56,13 +63,13 @@ def _jieba():
     return jieba
 
 
-def usable(word: str, min_chars: int) -> bool:
+def usable(word: str, min_chars: int, boilerplate: re.Pattern[str] = _BOILERPLATE) -> bool:
     word = word.strip()
     return (len(word) >= min_chars and word.lower() not in STOP_WORDS and not word.isdigit()
-            and not _BOILERPLATE.search(word))
+            and not boilerplate.search(word))
 
 
-def extract_terms(text: str, top_k: int, min_chars: int) -> list[str]:
+def extract_terms(text: str, top_k: int, min_chars: int, boilerplate: re.Pattern[str] = _BOILERPLATE) -> list[str]:
     """jieba TF-IDF tags for Chinese text, plain word order for English."""
     if not text:
         return []
@@ -72,29 +79,29 @@ def extract_terms(text: str, top_k: int, min_chars: int) -> list[str]:
         tags = [w.lower() for w in _ENGLISH_WORD.findall(text)]
     out: list[str] = []
     for tag in tags:
-        if usable(tag, min_chars) and tag not in out:
+        if usable(tag, min_chars, boilerplate) and tag not in out:
             out.append(tag)
     return out[:top_k]
 
 
-def segment(text: str, min_chars: int) -> list[str]:
+def segment(text: str, min_chars: int, boilerplate: re.Pattern[str] = _BOILERPLATE) -> list[str]:
     if not _HAS_CJK.search(text):
-        return extract_terms(text, 10, min_chars)
+        return extract_terms(text, 10, min_chars, boilerplate)
     words: list[str] = []
     for word in _jieba().lcut(text):
-        if usable(word, min_chars) and word not in words:
+        if usable(word, min_chars, boilerplate) and word not in words:
             words.append(word)
     return words
 
 
 def build_keyword_set(video: dict[str, Any], min_keywords: int = 3, top_k: int = 5,
-                      min_chars: int = 2) -> KeywordSet:
+                      min_chars: int = 2, boilerplate: re.Pattern[str] = _BOILERPLATE) -> KeywordSet:
     keywords: list[str] = []
     origins: list[str] = []
 
     def add(word: str, origin: str) -> None:
         word = word.strip().lstrip("#").strip()
-        if usable(word, min_chars) and word not in keywords:
+        if usable(word, min_chars, boilerplate) and word not in keywords:
             keywords.append(word)
             origins.append(origin)
 
@@ -102,12 +109,12 @@ def build_keyword_set(video: dict[str, Any], min_keywords: int = 3, top_k: int =
         add(tag, "hashtag")
     for claim in video.get("keywords") or []:
         add(claim, "source")
-        for word in segment(claim, min_chars):
+        for word in segment(claim, min_chars, boilerplate):
             add(word, "source_segment")
     if len(keywords) < min_keywords:
         text = " ".join(t for t in (video.get("title"), video.get("description")) if t)
         text = re.sub(r"#\S+", " ", text)  # hashtags were taken above
-        for word in extract_terms(text, top_k, min_chars):
+        for word in extract_terms(text, top_k, min_chars, boilerplate):
             add(word, "extracted")
     return KeywordSet(video["video_id"], tuple(keywords), tuple(origins))
 
@@ -120,7 +127,8 @@ def build_keyword_sets(run: StageRun, config: KeywordsConfig) -> dict[str, int]:
     run.params.update(as_dict(config))
     videos = catalog.rows("SELECT video_id, title, description, hashtags, keywords "
                           "FROM videos ORDER BY video_id")
-    sets = [build_keyword_set(v, config.min_keywords, config.extract_top_k, config.min_token_chars)
+    boilerplate = stop_patterns(tuple(config.stop_patterns)) if config.stop_patterns else _BOILERPLATE
+    sets = [build_keyword_set(v, config.min_keywords, config.extract_top_k, config.min_token_chars, boilerplate)
             for v in run.progress(videos, "keywords", len(videos))]
     incoming = pa.table({
         "video_id": [s.video_id for s in sets],

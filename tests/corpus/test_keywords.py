@@ -1,5 +1,5 @@
 from curation.core.config import KeywordsConfig
-from curation.corpus.keywords import build_keyword_set, build_keyword_sets
+from curation.corpus.keywords import build_keyword_set, build_keyword_sets, stop_patterns
 from curation.ingest import ingest_path
 from tests.conftest import KUAIREC_CSV, small_corpus
 
@@ -14,6 +14,14 @@ def test_kuairec_caption_hashtags_topic_tags_without_boilerplate(catalog):
     assert not any("热门" in k for k in kws.keywords)
     assert "extracted" in kws.origins  # two hashtags are fewer than three: title words top it up
     assert all(len(k) >= 2 for k in kws.keywords)
+
+
+def test_platform_boilerplate_and_account_ids_are_dropped():
+    video = {"video_id": "KuaiRec/1", "hashtags": ["快手创作者服务中心", "O40300089", "支持快手传播正能量", "vx123456",
+                                                 "快手主播创作者中心", "猫咪", "高清视频", "宠物"], "title": None}
+    assert build_keyword_set(video, min_keywords=1).keywords == ("猫咪", "宠物")
+    pattern = stop_patterns(("^宠物$",))  # [keywords] stop_patterns adds to the packaged ones
+    assert build_keyword_set(video, min_keywords=1, boilerplate=pattern).keywords == ("猫咪",)
 
 
 def test_fakesv_claim_kept_whole_and_segmented():
