@@ -91,7 +91,7 @@ test: setup $(LS_STAMP) $(LLM_STAMP) browser
 lint: setup
 	$(PY) -m ruff check curation tests bench
 
-bench: setup
+bench: feeds
 	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev,bench]'
 	$(PY) bench/ingest.py
 	$(PY) bench/cluster.py
