@@ -73,7 +73,7 @@ def ensure_project(client: Any, catalog: Catalog, run_id: str, annotator: str, l
 
 
 @stage("annotate-export", command="curate annotate export --annotators a,b", batched=True,
-       reads=("feeds", "videos", "comments", "media_outputs", "ls_projects", "ls_tasks"),
+       reads=("feeds", "videos", "comments", "media_outputs", "ls_projects", "ls_tasks", "tasks"),
        writes=("ls_projects", "ls_tasks"), summary="one Label Studio authoring project per annotator")
 def export_to_label_studio(run: StageRun, annotators: list[str], media_root: Path,
                            feed_ids: list[str] | None = None) -> dict[str, int]:
@@ -90,14 +90,18 @@ def export_to_label_studio(run: StageRun, annotators: list[str], media_root: Pat
     run.params.update(annotators=annotators, base_url=url, feeds=len(feeds))
     sent = {(f, v) for f, v in catalog.con.execute(
         "SELECT feed_id, feed_version FROM ls_tasks WHERE base_url = ?", [url]).fetchall()}
+    # A feed version that an annotator's own edit produced is that task's feed, not new work.
+    sent |= {(f, v) for f, v in catalog.con.execute(
+        "SELECT DISTINCT feed_id, feed_version FROM tasks WHERE feed_version <> base_feed_version").fetchall()}
     owner = dict(catalog.con.execute("SELECT feed_id, any_value(annotator) FROM ls_tasks "
                                      "WHERE base_url = ? GROUP BY 1", [url]).fetchall())
     counts = run.counts
-    counts.update(feeds=len(feeds), exported=0, already_exported=0, accounts_created=0)
+    counts.update(feeds=len(feeds), exported=0, already_exported=0, accounts_created=0, per_annotator={})
     for annotator in annotators:
         mine = [f for f in feeds if owner.get(f.feed_id, assign(f.feed_id, annotators)) == annotator]
         todo = [f for f in mine if (f.feed_id, f.version) not in sent]
         counts["already_exported"] += len(mine) - len(todo)
+        counts["per_annotator"][annotator] = {"feeds": len(mine), "new": len(todo)}
         counts["accounts_created"] += ensure_user(client, annotator)
         with catalog.transaction():
             project_id = ensure_project(client, catalog, str(run.run_id), annotator, label_config, media_root)

@@ -27,6 +27,8 @@ def annotate_export(
     typer.echo(f"{counts['feeds']:,} feeds: {counts['exported']:,} exported, "
                f"{counts['already_exported']:,} already in Label Studio; "
                f"{counts['accounts_created']} annotator accounts created")
+    for annotator, mine in sorted(counts["per_annotator"].items()):
+        typer.echo(f"  {annotator}: {mine['feeds']:,} feeds ({mine['new']:,} new)")
 
 
 @annotate_app.command("import")

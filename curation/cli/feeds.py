@@ -103,6 +103,25 @@ def feeds_export(out_dir: Annotated[Path, typer.Argument(help="Folder to write i
     typer.echo(f"{len(feeds):,} feeds written to {out_dir}/")
 
 
+@feeds_app.command("list")
+def feeds_list(
+    seed: Annotated[int | None, typer.Option(help="Only feeds of this seed.")] = None,
+    edited: Annotated[bool | None, typer.Option("--edited/--unedited", help="Only edited / unedited feeds.")] = None,
+    sent: Annotated[bool | None, typer.Option("--sent/--unsent", help="Only feeds sent / not sent to annotators.")]
+    = None,
+) -> None:
+    """Feeds (latest versions): length, ratio, whether edited, who they went to, tasks written on them."""
+    from curation.corpus.feed_export import format_ratio, list_feeds
+
+    with open_catalog(read_only=True) as cat:
+        rows = list_feeds(cat, seed, edited, sent)
+    for r in rows:
+        sent_to = f"sent to {r['sent_to']}" if r["sent_to"] else "not sent"
+        typer.echo(f"{r['feed_id']}\tv{r['version']}\t{r['videos']} videos\tratio {format_ratio(r['ratio'])}\t"
+                   f"{'edited' if r['edited'] else 'as built'}\t{sent_to}\t{r['tasks']} tasks")
+    typer.echo(f"{len(rows):,} feeds")
+
+
 @feeds_app.command("drift")
 def feeds_drift(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Feeds whose distractor ratio left the design range after edits."""

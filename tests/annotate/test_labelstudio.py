@@ -110,6 +110,9 @@ def test_import_tasks_versions_feed_edits_and_needs_fix(exported, ls_client):
     assert import_from_label_studio(cat, FEEDS)["unchanged"] == 6
     assert cat.con.execute("SELECT count(*) FROM tasks").fetchone()[0] == 6
     assert load_feed(cat, "feed-21-0002").version == 2  # no new feed version on re-import
+    # the annotator's own edit is their task's feed, not new work: nothing goes back as an empty task
+    again = export_to_label_studio(cat, ["alice", "bob"], cat.path.parent)
+    assert again["exported"] == 0 and again["per_annotator"][c["author"]]["new"] == 0
 
     ls_client.annotations.update(id=label.id, result=result(
         tier="L2", subcategory="feature_analysis", instruction="视频中出现了几只猫？",

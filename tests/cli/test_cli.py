@@ -100,6 +100,9 @@ def test_feeds_pipeline_from_the_command_line(embedded_catalog_file, tmp_path):
     assert len(list((tmp_path / "feeds").glob("feed-*.json"))) == 8
     drift = json.loads(curate(*base, "feeds", "drift", "--json").stdout)
     assert drift["feeds"] == 8 and drift["edited"] == 1
+    listed = curate(*base, "feeds", "list", "--edited").stdout.splitlines()
+    assert listed[0].startswith("feed-3-0002\tv2\t") and listed[-1] == "1 feeds"
+    assert curate(*base, "feeds", "list", "--seed", "3", "--unsent").stdout.splitlines()[-1] == "8 feeds"
 
 
 def test_every_user_failure_is_one_line_and_recorded(tmp_path):

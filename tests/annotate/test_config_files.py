@@ -1,0 +1,22 @@
+"""The Label Studio authoring config and the taxonomy agree, so annotators pick what the importer knows."""
+
+import xml.etree.ElementTree as ET
+
+import yaml
+
+from curation.annotate.taxonomy import load_taxonomy
+from curation.core.resources import resource_text
+
+
+def test_subcategory_choices_are_the_taxonomy_with_both_names():
+    root = ET.fromstring(resource_text("authoring.xml"))
+    choices = root.find(".//Choices[@name='subcategory']")
+    assert choices is not None
+    aliases = [c.get("alias") for c in choices.findall("Choice")]
+    assert aliases == list(load_taxonomy().subcategories)  # stored values are the runner's id prefixes
+    spec = yaml.safe_load(resource_text("taxonomy.yaml"))
+    names = {s["id"]: (s["zh"], s["en"]) for body in spec["tiers"].values() for s in body["subcategories"]}
+    for choice in choices.findall("Choice"):
+        zh, en = names[choice.get("alias")]
+        assert zh in choice.get("value") and en in choice.get("value")  # what annotators read
+    assert root.find(".//TextArea[@name='instruction']").get("required") == "true"
