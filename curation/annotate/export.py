@@ -9,23 +9,26 @@ remembered in `ls_tasks`.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from curation.annotate.accounts import (
+    Account,
+    annotator_email,
+    choose_password,
+    current_admin,
+    in_organization,
+    provision,
+    read_passwords,
+)
 from curation.annotate.client import base_url, connect
 from curation.annotate.render import render_feed
 from curation.core.catalog import Catalog
-from curation.core.config import secret
 from curation.core.errors import AnnotationError, UsageError
 from curation.core.resources import resource_text
 from curation.core.stage import StageRun, stage
 from curation.corpus.feeds import latest_feeds
-
-PASSWORD_ENV = "LABEL_STUDIO_ANNOTATOR_PASSWORD"
-
-
-def annotator_email(name: str) -> str:
-    return name if "@" in name else f"{name}@annotators.local"
 
 
 def assign(feed_id: str, annotators: list[str]) -> str:
@@ -33,20 +36,10 @@ def assign(feed_id: str, annotators: list[str]) -> str:
     return annotators[int.from_bytes(digest[:8], "big") % len(annotators)]
 
 
-def ensure_user(client: Any, name: str) -> bool:
-    """The annotator's account, created if missing; True when it was created."""
-    email = annotator_email(name)
-    if any(u.email == email for u in client.users.list()):
-        return False
-    password = secret(PASSWORD_ENV, f"annotator account {email} does not exist yet; new accounts get "
-                                    "this first password")
-    client.users.create(username=name.split("@")[0], email=email, first_name=name.split("@")[0],
-                        password=password)
-    return True
-
-
-def ensure_project(client: Any, catalog: Catalog, run_id: str, annotator: str, label_config: str,
+def ensure_project(client: Any, catalog: Catalog, run_id: str, account: Account, label_config: str,
                    media_root: Path) -> int:
+    """The annotator's authoring project in their organization (the admin must be working in it)."""
+    annotator = account.annotator
     url = base_url()
     sha = hashlib.sha256(label_config.encode()).hexdigest()
     known = catalog.con.execute("SELECT project_id, config_sha256 FROM ls_projects WHERE base_url = ? "
@@ -68,19 +61,48 @@ def ensure_project(client: Any, catalog: Catalog, run_id: str, annotator: str, l
         client.import_storage.local.create(project=project.id, path=str(media_root.resolve()),
                                            title="normalised media", use_blob_urls=False)
     catalog.insert("ls_projects", {"base_url": url, "annotator": annotator, "project_id": project.id,
-                                   "title": project.title, "config_sha256": sha, "run_id": run_id})
+                                   "title": project.title, "config_sha256": sha, "run_id": run_id,
+                                   "organization_id": account.organization_id,
+                                   "annotator_user_id": account.user_id})
     return int(project.id)
+
+
+@dataclass
+class ExportResult:
+    counts: dict[str, Any]
+    passwords: dict[str, str] = field(default_factory=dict)  # chosen here: shown once, never stored
+
+    def __getitem__(self, key: str) -> Any:
+        return self.counts[key]
+
+
+def ensure_account(catalog: Catalog, annotator: str, admin_email: str, from_file: dict[str, str],
+                   result: ExportResult) -> Account:
+    """A known annotator keeps their account and password unless the password file names them."""
+    known = catalog.rows("SELECT annotator_user_id, organization_id FROM ls_projects WHERE base_url = ? "
+                         "AND annotator = ? AND organization_id IS NOT NULL", [base_url(), annotator])
+    if known and annotator not in from_file:
+        return Account(annotator, annotator_email(annotator), known[0]["annotator_user_id"],
+                       known[0]["organization_id"], False, None)
+    password, generated = choose_password(annotator, from_file)
+    account = provision(annotator, admin_email, password)
+    if generated and account.created:
+        result.passwords[annotator] = password
+    result.counts["accounts_created"] += account.created
+    return account
 
 
 @stage("annotate-export", command="curate annotate export --annotators a,b", batched=True,
        reads=("feeds", "videos", "comments", "media_outputs", "ls_projects", "ls_tasks", "tasks"),
-       writes=("ls_projects", "ls_tasks"), summary="one Label Studio authoring project per annotator")
+       writes=("ls_projects", "ls_tasks"), summary="one Label Studio authoring project per annotator, "
+       "each in the annotator's own organization")
 def export_to_label_studio(run: StageRun, annotators: list[str], media_root: Path,
-                           feed_ids: list[str] | None = None) -> dict[str, int]:
+                           feed_ids: list[str] | None = None, passwords: Path | None = None) -> ExportResult:
     catalog = run.db
     annotators = sorted({a.strip() for a in annotators if a.strip()})
     if not annotators:
         raise UsageError("give at least one annotator: --annotators alice,bob")
+    from_file = read_passwords(passwords)
     client = connect()
     url = base_url()
     feeds = [f for f in latest_feeds(catalog) if feed_ids is None or f.feed_id in feed_ids]
@@ -95,22 +117,25 @@ def export_to_label_studio(run: StageRun, annotators: list[str], media_root: Pat
         "SELECT DISTINCT feed_id, feed_version FROM tasks WHERE feed_version <> base_feed_version").fetchall()}
     owner = dict(catalog.con.execute("SELECT feed_id, any_value(annotator) FROM ls_tasks "
                                      "WHERE base_url = ? GROUP BY 1", [url]).fetchall())
+    result = ExportResult(run.counts)
     counts = run.counts
     counts.update(feeds=len(feeds), exported=0, already_exported=0, accounts_created=0, per_annotator={})
+    admin_id, admin_email, home = current_admin(client)
     for annotator in annotators:
         mine = [f for f in feeds if owner.get(f.feed_id, assign(f.feed_id, annotators)) == annotator]
         todo = [f for f in mine if (f.feed_id, f.version) not in sent]
         counts["already_exported"] += len(mine) - len(todo)
         counts["per_annotator"][annotator] = {"feeds": len(mine), "new": len(todo)}
-        counts["accounts_created"] += ensure_user(client, annotator)
-        with catalog.transaction():
-            project_id = ensure_project(client, catalog, str(run.run_id), annotator, label_config, media_root)
-        if not todo:
-            continue
-        payload = [{"data": {"feed_html": render_feed(catalog, f, media_root),
-                             "feed_ref": f"{f.feed_id} · v{f.version} · {len(f.video_feed)} videos",
-                             "feed_id": f.feed_id, "feed_version": f.version}} for f in todo]
-        response = client.projects.import_tasks(id=project_id, request=payload, return_task_ids=True)
+        account = ensure_account(catalog, annotator, admin_email, from_file, result)
+        with in_organization(client, admin_id, account.organization_id, home):
+            with catalog.transaction():
+                project_id = ensure_project(client, catalog, str(run.run_id), account, label_config, media_root)
+            if not todo:
+                continue
+            payload = [{"data": {"feed_html": render_feed(catalog, f, media_root),
+                                 "feed_ref": f"{f.feed_id} · v{f.version} · {len(f.video_feed)} videos",
+                                 "feed_id": f.feed_id, "feed_version": f.version, "feedback": ""}} for f in todo]
+            response = client.projects.import_tasks(id=project_id, request=payload, return_task_ids=True)
         task_ids = list(response.task_ids or [])
         if len(task_ids) != len(todo):
             raise AnnotationError(f"Label Studio returned {len(task_ids)} task ids for {len(todo)} feeds")
@@ -120,4 +145,4 @@ def export_to_label_studio(run: StageRun, annotators: list[str], media_root: Pat
                                             "feed_id": feed.feed_id, "feed_version": feed.version,
                                             "annotator": annotator, "run_id": run.run_id})
         counts["exported"] += len(todo)
-    return counts
+    return result

@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from curation.annotate.accounts import current_admin, in_organization
 from curation.annotate.client import base_url, connect
 from curation.annotate.syntax import parse_feed_edits, parse_options, parse_platform_state
 from curation.annotate.taxonomy import Taxonomy, load_taxonomy
 from curation.core.catalog import Catalog, now
 from curation.core.config import FeedsConfig
 from curation.core.errors import FeedError
+from curation.core.progress import note
 from curation.core.stage import StageRun, stage
 from curation.corpus.feed_edit import edit_feed
 from curation.corpus.feeds import load_feed
@@ -115,65 +118,93 @@ def _mint_task_id(catalog: Catalog, subcategory: str | None) -> str:
     return f"{prefix}_{(row[0] or 0) + 1}"
 
 
+def feedback_text(reasons: list[str]) -> str:
+    """What the annotator reads at the top of the task after an import found problems."""
+    if not reasons:
+        return ""
+    listed = " ".join(f"({n}) {r}" for n, r in enumerate(reasons, start=1))
+    return f"需要修改 Needs a fix: {listed} — 请修改后点击 Update / fix it here and press Update."
+
+
 @stage("annotate-import", command="curate annotate import", batched=True,
        reads=("ls_projects", "ls_tasks", "feeds", "tasks", "videos", "runs", "clusters", "cluster_members",
               "keyword_sets", "embeddings", "media_files", "media_outputs"),
-       writes=("tasks", "feeds"), summary="annotations back as versioned tasks; feed edits as feed versions")
+       writes=("tasks", "feeds"), summary="annotations back as versioned tasks, credited to who wrote them; "
+       "feed edits as feed versions; problems written back to the Label Studio task")
 def import_from_label_studio(run: StageRun, feeds_config: FeedsConfig) -> dict[str, int]:
     catalog = run.db
     client = connect()
     url = base_url()
-    taxonomy = load_taxonomy()
     projects = catalog.rows("SELECT * FROM ls_projects WHERE base_url = ? ORDER BY project_id", [url])
     run.params.update(base_url=url, projects=len(projects))
     counts = run.counts
-    counts.update(annotations=0, new=0, new_versions=0, unchanged=0, needs_fix=0, skipped_by_annotator=0)
+    counts.update(annotations=0, new=0, new_versions=0, unchanged=0, needs_fix=0, skipped_by_annotator=0,
+                  written_by_someone_else=0)
+    user_of = {r["annotator_user_id"]: r["annotator"] for r in projects if r["annotator_user_id"] is not None}
+    admin_id, _, home = current_admin(client)
     for project in projects:
-        for task in sorted(client.projects.exports.as_json(project["project_id"]), key=lambda t: t["id"]):
-            data = task.get("data") or {}
-            for annotation in sorted(task.get("annotations") or [], key=lambda a: a["id"]):
-                counts["annotations"] += 1
-                if annotation.get("was_cancelled"):
-                    counts["skipped_by_annotator"] += 1
-                    continue
-                result = annotation.get("result") or []
-                sha = hashlib.sha256(json.dumps(result, sort_keys=True, ensure_ascii=False).encode()
-                                     ).hexdigest()
-                previous = (catalog.rows(
-                    "SELECT * FROM tasks WHERE ls_project_id = ? AND ls_annotation_id = ? "
-                    "ORDER BY version DESC LIMIT 1", [project["project_id"], annotation["id"]]) or [None])[0]
-                if previous and previous["annotation_sha256"] == sha:
-                    counts["unchanged"] += 1
-                    continue
-                draft = read_result(result)
-                author = project["annotator"]
-                feed_version, feed_len, feed_errors = _feed_for(
-                    catalog, data["feed_id"], int(data["feed_version"]), draft.feed_edits, author,
-                    previous, feeds_config)
-                fields, reasons = validate(draft, feed_len, taxonomy)
-                reasons = feed_errors + reasons
-                task_id = previous["task_id"] if previous else None
-                if task_id is None or (draft.subcategory in taxonomy.subcategories
-                                       and not task_id.startswith(f"{draft.subcategory}_")):
-                    task_id = _mint_task_id(catalog, draft.subcategory if draft.subcategory
-                                            in taxonomy.subcategories else None)
-                version = previous["version"] + 1 if previous and previous["task_id"] == task_id else 1
-                status = "needs_fix" if reasons else "ok"
-                with catalog.transaction():
-                    catalog.insert("tasks", {
-                        "task_id": task_id, "version": version, "author": author, "feed_id": data["feed_id"],
-                        "base_feed_version": int(data["feed_version"]), "feed_version": feed_version,
-                        "tier": draft.tier, "subcategory": draft.subcategory, "eval_type": fields["eval_type"],
-                        "instruction": draft.instruction, "options": _json_or_none(fields["options"]),
-                        "eval_config": _json_or_none(fields["eval_config"]), "feed_edits": draft.feed_edits,
-                        "status": status, "reasons": _json_or_none(reasons), "ls_project_id": project["project_id"],
-                        "ls_task_id": task["id"], "ls_annotation_id": annotation["id"], "annotation_sha256": sha,
-                        "lead_time_s": annotation.get("lead_time"),
-                        "annotated_at": _timestamp(annotation.get("updated_at")), "run_id": run.run_id,
-                        "created_at": now()})
-                counts["new" if version == 1 else "new_versions"] += 1
-                counts["needs_fix"] += status == "needs_fix"
+        organization = project["organization_id"]
+        with in_organization(client, admin_id, organization, home) if organization else nullcontext():
+            tasks = sorted(client.projects.exports.as_json(project["project_id"]), key=lambda t: t["id"])
+            for task in tasks:
+                data = task.get("data") or {}
+                feedback = None
+                for annotation in sorted(task.get("annotations") or [], key=lambda a: a["id"]):
+                    counts["annotations"] += 1
+                    if annotation.get("was_cancelled"):
+                        counts["skipped_by_annotator"] += 1
+                        continue
+                    author = user_of.get(annotation.get("completed_by"), f"user {annotation.get('completed_by')}")
+                    if author != project["annotator"]:
+                        counts["written_by_someone_else"] += 1
+                        note(f"warning: Label Studio task {task['id']} is in {project['annotator']}'s project but "
+                             f"was annotated by {author}; it is credited to {author}")
+                    reasons = _import_annotation(run, project, task, annotation, author, feeds_config)
+                    if reasons is not None:
+                        feedback = feedback_text(reasons)
+                if feedback is not None and feedback != data.get("feedback", ""):
+                    client.tasks.update(id=str(task["id"]), data={**data, "feedback": feedback})
     return counts
+
+
+def _import_annotation(run: StageRun, project: dict[str, Any], task: dict[str, Any], annotation: dict[str, Any],
+                       author: str, feeds_config: FeedsConfig) -> list[str] | None:
+    """Store one annotation as a task version; its problems, or None when it was unchanged."""
+    catalog, counts, data = run.db, run.counts, task.get("data") or {}
+    result = annotation.get("result") or []
+    sha = hashlib.sha256(json.dumps(result, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+    previous = (catalog.rows(
+        "SELECT * FROM tasks WHERE ls_project_id = ? AND ls_annotation_id = ? "
+        "ORDER BY version DESC LIMIT 1", [project["project_id"], annotation["id"]]) or [None])[0]
+    if previous and previous["annotation_sha256"] == sha:
+        counts["unchanged"] += 1
+        return None
+    taxonomy = load_taxonomy()
+    draft = read_result(result)
+    feed_version, feed_len, feed_errors = _feed_for(
+        catalog, data["feed_id"], int(data["feed_version"]), draft.feed_edits, author, previous, feeds_config)
+    fields, reasons = validate(draft, feed_len, taxonomy)
+    reasons = feed_errors + reasons
+    task_id = previous["task_id"] if previous else None
+    if task_id is None or (draft.subcategory in taxonomy.subcategories
+                           and not task_id.startswith(f"{draft.subcategory}_")):
+        task_id = _mint_task_id(catalog, draft.subcategory if draft.subcategory in taxonomy.subcategories else None)
+    version = previous["version"] + 1 if previous and previous["task_id"] == task_id else 1
+    status = "needs_fix" if reasons else "ok"
+    with catalog.transaction():
+        catalog.insert("tasks", {
+            "task_id": task_id, "version": version, "author": author, "feed_id": data["feed_id"],
+            "base_feed_version": int(data["feed_version"]), "feed_version": feed_version,
+            "tier": draft.tier, "subcategory": draft.subcategory, "eval_type": fields["eval_type"],
+            "instruction": draft.instruction, "options": _json_or_none(fields["options"]),
+            "eval_config": _json_or_none(fields["eval_config"]), "feed_edits": draft.feed_edits,
+            "status": status, "reasons": _json_or_none(reasons), "ls_project_id": project["project_id"],
+            "ls_task_id": task["id"], "ls_annotation_id": annotation["id"], "annotation_sha256": sha,
+            "lead_time_s": annotation.get("lead_time"), "annotated_at": _timestamp(annotation.get("updated_at")),
+            "run_id": run.run_id, "created_at": now()})
+    counts["new" if version == 1 else "new_versions"] += 1
+    counts["needs_fix"] += status == "needs_fix"
+    return reasons
 
 
 def _json_or_none(value: Any) -> str | None:

@@ -71,7 +71,7 @@ def main() -> None:
     url = f"http://127.0.0.1:{args.port}"
     wait_ready(url, proc=proc)
     print(f"Label Studio ready at {url} (pid {proc.pid}, log {args.data_dir / 'server.log'}); "
-          f"export LABEL_STUDIO_URL={url}")
+          f"export LABEL_STUDIO_URL={url} LABEL_STUDIO_DATA_DIR={args.data_dir.resolve()}")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from curation.annotate.accounts import annotator_email
 from curation.cli.base import app, config, open_catalog
 
 annotate_app = typer.Typer(no_args_is_help=True, help="Authoring projects in Label Studio.")
@@ -18,17 +19,26 @@ app.add_typer(annotate_app, name="annotate")
 def annotate_export(
     annotators: Annotated[str, typer.Option(help="Comma-separated annotator names (or emails).")],
     feed: Annotated[list[str] | None, typer.Option(help="Only these feed ids (repeatable).")] = None,
+    passwords: Annotated[Path | None, typer.Option(
+        help="File of 'name password' lines: new accounts get these (and listed existing ones are reset).")] = None,
 ) -> None:
-    """One authoring project per annotator; each feed version is sent once."""
+    """One authoring project per annotator, in their own organization; each feed version is sent once.
+
+    New annotator accounts get the password from --passwords, else LABEL_STUDIO_ANNOTATOR_PASSWORD,
+    else a generated one printed here once (it is stored nowhere)."""
     from curation.annotate.export import export_to_label_studio
 
     with open_catalog() as cat:
-        counts = export_to_label_studio(cat, annotators.split(","), Path(config().media.output_dir), feed)
+        counts = export_to_label_studio(cat, annotators.split(","), Path(config().media.output_dir), feed,
+                                        passwords)
     typer.echo(f"{counts['feeds']:,} feeds: {counts['exported']:,} exported, "
                f"{counts['already_exported']:,} already in Label Studio; "
                f"{counts['accounts_created']} annotator accounts created")
     for annotator, mine in sorted(counts["per_annotator"].items()):
         typer.echo(f"  {annotator}: {mine['feeds']:,} feeds ({mine['new']:,} new)")
+    for annotator, password in sorted(counts.passwords.items()):
+        typer.echo(f"  new account {annotator} ({annotator_email(annotator)}), password {password} "
+                   "(shown once, stored nowhere)")
 
 
 @annotate_app.command("import")
@@ -41,7 +51,10 @@ def annotate_import() -> None:
     typer.echo(f"{counts['annotations']:,} annotations: {counts['new']:,} new tasks, "
                f"{counts['new_versions']:,} new versions, {counts['unchanged']:,} unchanged, "
                f"{counts['skipped_by_annotator']:,} skipped by the annotator; "
-               f"{counts['needs_fix']:,} need a fix (curate annotate status)")
+               f"{counts['needs_fix']:,} need a fix (curate annotate status; annotators see why in the task)")
+    if counts["written_by_someone_else"]:
+        typer.echo(f"  warning: {counts['written_by_someone_else']:,} annotations were written by someone other "
+                   "than the project's annotator (credited to who wrote them)")
 
 
 @annotate_app.command("status")

@@ -146,6 +146,11 @@ MIGRATIONS: list[str] = [
     CREATE VIEW latest_feeds AS
     SELECT * FROM feeds QUALIFY version = max(version) OVER (PARTITION BY feed_id);
     """,
+    # 8: each annotator works in a Label Studio organization of their own
+    """
+    ALTER TABLE ls_projects ADD COLUMN organization_id INTEGER;
+    ALTER TABLE ls_projects ADD COLUMN annotator_user_id INTEGER;
+    """,
 ]
 
 

@@ -30,10 +30,12 @@ def label_studio(tmp_path_factory):
         os.killpg(proc.pid, signal.SIGKILL)
         raise RuntimeError(f"Label Studio did not start: {log.read_text(errors='replace')[-2000:]}") from None
     saved = {k: os.environ.get(k) for k in ("LABEL_STUDIO_URL", "LABEL_STUDIO_API_KEY",
-                                            "LABEL_STUDIO_ANNOTATOR_PASSWORD")}
-    os.environ.update(LABEL_STUDIO_URL=url, LABEL_STUDIO_API_KEY=token,
-                      LABEL_STUDIO_ANNOTATOR_PASSWORD="Annotator-" + secrets.token_hex(6))
-    yield {"url": url, "token": token, "media": media, "admin": ADMIN, "password": PASSWORD}
+                                            "LABEL_STUDIO_ANNOTATOR_PASSWORD", "LABEL_STUDIO_DATA_DIR")}
+    annotator_password = "Annotator-" + secrets.token_hex(6)
+    os.environ.update(LABEL_STUDIO_URL=url, LABEL_STUDIO_API_KEY=token, LABEL_STUDIO_DATA_DIR=str(data / "data"),
+                      LABEL_STUDIO_ANNOTATOR_PASSWORD=annotator_password)
+    yield {"url": url, "token": token, "media": media, "admin": ADMIN, "password": PASSWORD,
+           "annotator_password": annotator_password}
     for key, value in saved.items():
         if value is None:
             os.environ.pop(key, None)
@@ -51,3 +53,19 @@ def ls_client(label_studio):
     from label_studio_sdk import LabelStudio
 
     return LabelStudio(base_url=label_studio["url"], api_key=label_studio["token"])
+
+
+def login(url: str, email: str, password: str):
+    """A browser-like session logged in through Label Studio's own login form, or AssertionError."""
+    import requests
+
+    session = requests.Session()
+    session.get(f"{url}/user/login/", timeout=30)
+    response = session.post(f"{url}/user/login/", timeout=30, allow_redirects=False,
+                            data={"email": email, "password": password,
+                                  "csrfmiddlewaretoken": session.cookies.get("csrftoken")},
+                            headers={"Referer": f"{url}/user/login/"})
+    assert response.status_code == 302 and "/user/login" not in response.headers.get("Location", ""), (
+        f"{email} could not log in (HTTP {response.status_code})")
+    session.headers.update({"X-CSRFToken": session.cookies.get("csrftoken", ""), "Referer": f"{url}/"})
+    return session

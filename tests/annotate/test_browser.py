@@ -1,4 +1,4 @@
-"""An annotator's view of an authoring task, in a real browser (Debian's chromium)."""
+"""An annotator's view of an authoring task, in a real browser (Debian's chromium), logged in as her."""
 
 from pathlib import Path
 
@@ -35,9 +35,9 @@ def test_authoring_task_shows_the_feed_as_text(clustered_catalog, label_studio, 
             "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
             "--disable-sync", "--no-first-run", "--disable-quic"])
         page = browser.new_page(viewport={"width": 1400, "height": 1800})
-        page.goto(f"{label_studio['url']}/user/login/")
-        page.fill("input[name=email]", label_studio["admin"])
-        page.fill("input[name=password]", label_studio["password"])
+        page.goto(f"{label_studio['url']}/user/login/")  # as the annotator the feed went to
+        page.fill("input[name=email]", "carol@annotators.local")
+        page.fill("input[name=password]", label_studio["annotator_password"])
         page.click("button[type=submit], input[type=submit]")
         page.wait_for_load_state("networkidle")
         page.goto(f"{label_studio['url']}/projects/{project_id}/data?task={task_id}")

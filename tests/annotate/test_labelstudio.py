@@ -7,17 +7,27 @@ import sys
 
 import pytest
 
+from curation.annotate.accounts import current_admin, in_organization
 from curation.annotate.client import AnnotationError, connect
 from curation.annotate.export import export_to_label_studio
 from curation.annotate.importer import import_from_label_studio
 from curation.core.config import load_config
+from curation.core.errors import InputError
 from curation.corpus.feeds import build_feed_set, load_feed
+from tests.annotate.conftest import login
 from tests.conftest import ROOT
 from tests.core.contract import run_traced
 
 pytestmark = pytest.mark.servers  # a real Label Studio / LLM server / chromium
 
 FEEDS = load_config().feeds
+
+
+def working_in(client, cat, annotator: str):
+    """The admin client working inside an annotator's organization (as the toolkit does)."""
+    admin_id, _, home = current_admin(client)
+    organization = cat.scalar("SELECT organization_id FROM ls_projects WHERE annotator = ?", [annotator])
+    return in_organization(client, admin_id, organization, home)
 
 
 def result(**fields):
@@ -47,43 +57,103 @@ def exported(clustered_catalog, label_studio, ls_client):
 
 def test_export_once_per_feed_version(exported, ls_client):
     cat, counts, tasks = exported
-    assert counts["exported"] == 6 and counts["accounts_created"] in (0, 2)
+    assert counts["exported"] == 6 and counts["accounts_created"] == 2
+    assert counts.passwords == {}  # the shared first password was set: nothing generated to show
     assert {t["annotator"] for t in tasks.values()} == {"alice", "bob"}
     again = export_to_label_studio(cat, ["alice", "bob"], cat.path.parent)
-    assert again["exported"] == 0 and again["already_exported"] == 6
+    assert again["exported"] == 0 and again["already_exported"] == 6 and again["accounts_created"] == 0
     projects = [r["project_id"] for r in cat.rows("SELECT project_id FROM ls_projects")]
     live = sum(len(list(ls_client.tasks.list(project=p))) for p in projects)
     assert live == 6
-    emails = {u.email for u in ls_client.users.list()}
-    assert {"alice@annotators.local", "bob@annotators.local"} <= emails
-    html = ls_client.tasks.get(id=tasks["feed-21-0000"]["ls_task_id"]).data["feed_html"]
+    with working_in(ls_client, cat, tasks["feed-21-0000"]["annotator"]):
+        html = ls_client.tasks.get(id=tasks["feed-21-0000"]["ls_task_id"]).data["feed_html"]
     assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;危险标题" in html and "<script>" not in html
     feed = load_feed(cat, "feed-21-0000")
     assert html.count('class="ls-video"') == len(feed.video_feed)
 
 
-def test_import_tasks_versions_feed_edits_and_needs_fix(exported, ls_client):
+def test_annotators_log_in_and_see_only_their_own_project(exported, label_studio):
     cat, _, tasks = exported
-    t = {f: tasks[f"feed-21-{i:04d}"]["ls_task_id"] for i, f in enumerate("abcdef")}
-    post = ls_client.annotations.create
-    label = post(id=t["a"], result=result(tier="L2", subcategory="feature_analysis",
-                                          instruction="视频中出现了几只猫？", options="A: 一只\nB: 两只\nC: 三只",
-                                          answer="B"), lead_time=40.5)
-    post(id=t["b"], result=result(tier="L3", subcategory="moderation", instruction="举报不实视频并点赞辟谣视频",
-                                  platform_state="report 2 不实信息\nlike 1"))
+    mine = {r["annotator"]: r["project_id"] for r in cat.rows("SELECT annotator, project_id FROM ls_projects")}
+    for annotator, other in (("alice", "bob"), ("bob", "alice")):
+        session = login(label_studio["url"], f"{annotator}@annotators.local", label_studio["annotator_password"])
+        me = session.get(f"{label_studio['url']}/api/current-user/whoami").json()
+        assert me["email"] == f"{annotator}@annotators.local"
+        listed = session.get(f"{label_studio['url']}/api/projects/").json()
+        projects = listed["results"] if isinstance(listed, dict) else listed
+        # (earlier tests on the same server left more projects in this annotator's organization)
+        assert mine[annotator] in [p["id"] for p in projects] and mine[other] not in [p["id"] for p in projects]
+        assert all(p["title"].endswith(f"· {annotator}") for p in projects)
+        assert session.get(f"{label_studio['url']}/api/projects/{mine[other]}/").status_code == 404
+        theirs = next(t["ls_task_id"] for t in tasks.values() if t["annotator"] == other)
+        assert session.get(f"{label_studio['url']}/api/tasks/{theirs}").status_code == 404
+    with pytest.raises(AssertionError, match="could not log in"):
+        login(label_studio["url"], "alice@annotators.local", "not-the-password")
+
+
+def test_a_password_file_sets_and_resets_passwords_and_a_typo_is_named(exported, label_studio, tmp_path):
+    cat, _, _ = exported
+    bad = tmp_path / "bad.txt"
+    bad.write_text("alice Sunflower-2026\nbob\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"bad.txt:2: write one annotator and one password"):
+        export_to_label_studio(cat, ["alice", "bob"], cat.path.parent, passwords=bad)
+    good = tmp_path / "passwords.txt"
+    good.write_text("# name password\nalice Sunflower-2026\n", encoding="utf-8")
+    export_to_label_studio(cat, ["alice", "bob"], cat.path.parent, passwords=good)
+    login(label_studio["url"], "alice@annotators.local", "Sunflower-2026")
+    login(label_studio["url"], "bob@annotators.local", label_studio["annotator_password"])  # untouched
+    stored = json.dumps([cat.rows("SELECT * FROM runs"), cat.rows("SELECT * FROM ls_projects")], default=str)
+    assert "Sunflower-2026" not in stored and label_studio["annotator_password"] not in stored
+
+
+class Annotators:
+    """Each annotator's own logged-in session: annotations are written the way the web UI writes them."""
+
+    def __init__(self, label_studio, tasks):
+        self.url, self.tasks = label_studio["url"], tasks
+        self.sessions = {name: login(self.url, f"{name}@annotators.local", label_studio["annotator_password"])
+                         for name in ("alice", "bob")}
+
+    def post(self, feed_id: str, fields: list, as_who: str | None = None, **extra) -> int:
+        row = self.tasks[feed_id]
+        session = self.sessions[as_who or row["annotator"]]
+        response = session.post(f"{self.url}/api/tasks/{row['ls_task_id']}/annotations/",
+                                json={"result": fields, **extra})
+        assert response.status_code == 201, response.text
+        return response.json()["id"]
+
+    def update(self, feed_id: str, annotation_id: int, fields: list) -> None:
+        session = self.sessions[self.tasks[feed_id]["annotator"]]
+        response = session.patch(f"{self.url}/api/annotations/{annotation_id}/", json={"result": fields})
+        assert response.status_code == 200, response.text
+
+    def task_data(self, feed_id: str) -> dict:
+        row = self.tasks[feed_id]
+        return self.sessions[row["annotator"]].get(f"{self.url}/api/tasks/{row['ls_task_id']}").json()["data"]
+
+
+def test_import_tasks_versions_feed_edits_and_needs_fix(exported, label_studio):
+    cat, _, tasks = exported
+    people = Annotators(label_studio, tasks)
+    f = {k: f"feed-21-{i:04d}" for i, k in enumerate("abcdef")}
+    t = {k: tasks[v]["ls_task_id"] for k, v in f.items()}
+    label = people.post(f["a"], result(tier="L2", subcategory="feature_analysis", instruction="视频中出现了几只猫？",
+                                       options="A: 一只\nB: 两只\nC: 三只", answer="B"), lead_time=40.5)
+    people.post(f["b"], result(tier="L3", subcategory="moderation", instruction="举报不实视频并点赞辟谣视频",
+                               platform_state="report 2 不实信息\nlike 1"))
     base_b = load_feed(cat, "feed-21-0002")
-    post(id=t["c"], result=result(tier="L1", subcategory="gui_like", instruction="给第一个猫咪视频点赞",
-                                  platform_state="like 1", feed_edits="delete 2"))
-    post(id=t["d"], result=result(tier="L2", subcategory="event_association", instruction="",
-                                  options="A: 是\nB: 否", answer="D", feed_edits="delete two"))
-    post(id=t["e"], result=result(tier="L2", subcategory="robust_evaluation", instruction="他明天会发什么？",
-                                  options="A: 美食\nB: 旅行", answer="A"))
-    post(id=t["f"], result=result(tier="L1", subcategory="gui_report", instruction="举报",
-                                  platform_state="report 99 暴力"))
-    post(id=t["f"], result=[], was_cancelled=True)
+    people.post(f["c"], result(tier="L1", subcategory="gui_like", instruction="给第一个猫咪视频点赞",
+                               platform_state="like 1", feed_edits="delete 2"))
+    wrong = people.post(f["d"], result(tier="L2", subcategory="event_association", instruction="",
+                                       options="A: 是\nB: 否", answer="D", feed_edits="delete two"))
+    people.post(f["e"], result(tier="L2", subcategory="robust_evaluation", instruction="他明天会发什么？",
+                               options="A: 美食\nB: 旅行", answer="A"))
+    people.post(f["f"], result(tier="L1", subcategory="gui_report", instruction="举报",
+                               platform_state="report 99 暴力"))
+    people.post(f["f"], [], was_cancelled=True)
     counts = run_traced(cat, "annotate-import", lambda: import_from_label_studio(cat, FEEDS))
     assert counts == {"annotations": 7, "new": 6, "new_versions": 0, "unchanged": 0, "needs_fix": 3,
-                      "skipped_by_annotator": 1}
+                      "skipped_by_annotator": 1, "written_by_someone_else": 0}
     rows = {r["ls_task_id"]: r for r in cat.rows("SELECT * FROM tasks")}
     a = rows[t["a"]]
     assert (a["task_id"], a["status"], a["version"], a["eval_type"]) == ("feature_analysis_1", "ok", 1, "label")
@@ -106,6 +176,9 @@ def test_import_tasks_versions_feed_edits_and_needs_fix(exported, ls_client):
         "robust-evaluation tasks must offer a 'cannot be determined' option"]
     f_reasons = json.loads(rows[t["f"]]["reasons"])
     assert len(f_reasons) == 2 and "outside the feed" in f_reasons[0] and "not one of" in f_reasons[1]
+    # the annotator reads the reasons in the task itself; a task without problems says nothing
+    assert "empty instruction" in people.task_data(f["d"])["feedback"]
+    assert people.task_data(f["a"])["feedback"] == ""
 
     assert import_from_label_studio(cat, FEEDS)["unchanged"] == 6
     assert cat.con.execute("SELECT count(*) FROM tasks").fetchone()[0] == 6
@@ -114,14 +187,29 @@ def test_import_tasks_versions_feed_edits_and_needs_fix(exported, ls_client):
     again = export_to_label_studio(cat, ["alice", "bob"], cat.path.parent)
     assert again["exported"] == 0 and again["per_annotator"][c["author"]]["new"] == 0
 
-    ls_client.annotations.update(id=label.id, result=result(
-        tier="L2", subcategory="feature_analysis", instruction="视频中出现了几只猫？",
-        options="A: 一只\nB: 两只\nC: 三只\nD: 无法确定", answer="C"))
+    people.update(f["a"], label, result(tier="L2", subcategory="feature_analysis", instruction="视频中出现了几只猫？",
+                                        options="A: 一只\nB: 两只\nC: 三只\nD: 无法确定", answer="C"))
+    people.update(f["d"], wrong, result(tier="L2", subcategory="event_association",  # the fix
+                                        instruction="两段视频是同一事件吗？", options="A: 是\nB: 否", answer="A"))
     counts = import_from_label_studio(cat, FEEDS)
-    assert counts["new_versions"] == 1 and counts["unchanged"] == 5
+    assert counts["new_versions"] == 2 and counts["unchanged"] == 4 and counts["needs_fix"] == 0
     versions = cat.rows("SELECT version, eval_config FROM tasks WHERE task_id = 'feature_analysis_1' ORDER BY 1")
     assert [v["version"] for v in versions] == [1, 2]
     assert json.loads(versions[1]["eval_config"]) == [{"answer": "C"}]
+    assert people.task_data(f["d"])["feedback"] == ""  # fixed: the message is gone
+
+
+def test_an_annotation_in_someone_elses_project_is_credited_to_its_writer(exported, label_studio):
+    cat, _, tasks = exported
+    people = Annotators(label_studio, tasks)
+    alices = next(feed for feed, row in tasks.items() if row["annotator"] == "alice")
+    # Label Studio Community does not stop a determined annotator from posting through the API
+    people.post(alices, result(tier="L1", subcategory="gui_like", instruction="给第一个视频点赞",
+                               platform_state="like 1"), as_who="bob")
+    counts = import_from_label_studio(cat, FEEDS)
+    assert counts["written_by_someone_else"] == 1
+    row = cat.rows("SELECT author, ls_task_id FROM tasks")[0]
+    assert row["author"] == "bob" and row["ls_task_id"] == tasks[alices]["ls_task_id"]
 
 
 def test_server_down_or_bad_token_is_one_clear_line(clustered_catalog, label_studio, monkeypatch, tmp_path):

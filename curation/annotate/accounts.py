@@ -1,0 +1,173 @@
+"""Annotator accounts that can log in, each in a Label Studio organization of their own.
+
+Label Studio Community 1.23.2 offers no password in its user API (accounts made through it
+cannot log in) and no per-project membership: every member of an organization sees every
+project of it. Its strongest separation is one organization per annotator. Both need the
+server's own management shell, so account set-up runs Label Studio's Python from its venv
+against the server's data folder (`LABEL_STUDIO_DATA_DIR`, set by `make labelstudio`).
+
+The toolkit's admin belongs to every annotator organization and works in one at a time:
+its active organization is switched before it touches an annotator's project.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from curation.annotate.server import label_studio_bin
+from curation.core.errors import AnnotationError, InputError, PrerequisiteError
+
+PASSWORD_ENV = "LABEL_STUDIO_ANNOTATOR_PASSWORD"
+DATA_DIR_ENV = "LABEL_STUDIO_DATA_DIR"
+
+# Runs inside Label Studio's Django shell; inputs come from the environment, the result is
+# one JSON line. A dormant owner per organization: Label Studio reads the owner's e-mail on
+# every project request, and the admin can own only its own organization.
+_PROVISION = r'''
+import json, os
+from django.db import transaction
+from organizations.models import Organization, OrganizationMember
+from users.models import User
+
+email = os.environ["CURATE_ANNOTATOR_EMAIL"]
+password = os.environ.get("CURATE_ANNOTATOR_PASSWORD") or None
+admin = User.objects.get(email=os.environ["CURATE_ADMIN_EMAIL"])
+title = os.environ["CURATE_ORG_TITLE"]
+with transaction.atomic():
+    user = User.objects.filter(email=email).first()
+    created = user is None
+    if created:
+        user = User.objects.create_user(email=email, password=password, username=email.split("@")[0],
+                                        first_name=os.environ.get("CURATE_ANNOTATOR_NAME", ""))
+    elif password:
+        user.set_password(password)
+        user.save()
+    org = Organization.objects.filter(title=title).first() or Organization.objects.create(title=title)
+    if org.created_by_id is None:
+        owner, _ = User.objects.get_or_create(email=f"owner-{org.id}@orgs.invalid",
+                                              defaults={"username": f"owner-{org.id}", "is_active": False})
+        owner.set_unusable_password()
+        owner.save()
+        org.created_by = owner
+        org.save(update_fields=["created_by"])
+        org.add_user(owner)
+    org.jwt.legacy_api_tokens_enabled = True
+    org.jwt.save()
+    org.add_user(admin)
+    org.add_user(user)
+    OrganizationMember.objects.filter(user=user).exclude(organization=org).delete()
+    user.active_organization = org
+    user.save(update_fields=["active_organization"])
+print(json.dumps({"user_id": user.id, "organization_id": org.id, "created": created}))
+'''
+
+
+@dataclass(frozen=True)
+class Account:
+    annotator: str
+    email: str
+    user_id: int
+    organization_id: int
+    created: bool
+    password: str | None  # only when this call chose it (to print once); never stored
+
+
+def annotator_email(name: str) -> str:
+    # Label Studio's login form lower-cases the e-mail before it looks the user up.
+    return (name if "@" in name else f"{name}@annotators.local").lower()
+
+
+def annotator_name(email: str) -> str:
+    return email.removesuffix("@annotators.local")
+
+
+def read_passwords(path: Path | None) -> dict[str, str]:
+    """`name password` per line ('#' comments); one clear error per bad line."""
+    if path is None:
+        return {}
+    if not path.is_file():
+        raise InputError(f"password file {path} does not exist")
+    out: dict[str, str] = {}
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        parts = line.split()
+        if len(parts) != 2:
+            raise InputError(f"{path}:{n}: write one annotator and one password separated by a space")
+        if len(parts[1]) < 8:
+            raise InputError(f"{path}:{n}: the password for {parts[0]} is shorter than 8 characters")
+        out[parts[0]] = parts[1]
+    return out
+
+
+def data_dir() -> Path:
+    value = os.environ.get(DATA_DIR_ENV)
+    if not value:
+        raise PrerequisiteError(f"set {DATA_DIR_ENV} to the Label Studio server's data folder (`make labelstudio` "
+                                "prints it): annotator accounts are set up through the server's own shell")
+    path = Path(value)
+    if not path.is_dir():
+        raise InputError(f"{DATA_DIR_ENV}={value} is not a folder")
+    return path
+
+
+def _django(script: str, env: dict[str, str]) -> dict[str, Any]:
+    binary = label_studio_bin()
+    python = binary.parent / "python"
+    if not python.exists():
+        raise PrerequisiteError(f"{python} is missing: run `make labelstudio` (it makes .venv-ls)")
+    found = sorted(binary.parent.parent.glob("lib/python*/site-packages/label_studio"))
+    if not found:
+        raise PrerequisiteError(f"no label_studio package in {binary.parent.parent}")
+    full_env = {**os.environ, **env, "LABEL_STUDIO_BASE_DATA_DIR": str(data_dir()), "PYTHONPATH": str(found[0]),
+                "DJANGO_SETTINGS_MODULE": "core.settings.label_studio"}
+    proc = subprocess.run([str(python), "-m", "label_studio.manage", "shell", "-c", script], env=full_env,
+                          capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        raise AnnotationError(f"setting up the account in Label Studio failed: {tail[:300]}")
+    return json.loads(lines[-1])
+
+
+def provision(annotator: str, admin_email: str, password: str | None) -> Account:
+    """The annotator's account, in its own organization with the admin; `password` sets (or resets) it."""
+    email = annotator_email(annotator)
+    result = _django(_PROVISION, {"CURATE_ANNOTATOR_EMAIL": email, "CURATE_ANNOTATOR_PASSWORD": password or "",
+                                  "CURATE_ANNOTATOR_NAME": annotator.split("@")[0], "CURATE_ADMIN_EMAIL": admin_email,
+                                  "CURATE_ORG_TITLE": f"LivingScreen · {annotator}"})
+    return Account(annotator, email, int(result["user_id"]), int(result["organization_id"]),
+                   bool(result["created"]), password)
+
+
+def choose_password(annotator: str, from_file: dict[str, str]) -> tuple[str, bool]:
+    """(password, generated): the file's, else the shared first password, else a new random one."""
+    if annotator in from_file:
+        return from_file[annotator], False
+    if os.environ.get(PASSWORD_ENV):
+        return os.environ[PASSWORD_ENV], False
+    return secrets.token_urlsafe(12), True
+
+
+def current_admin(client: Any) -> tuple[int, str, int | None]:
+    me = client.users.whoami()
+    return int(me.id), str(me.email), getattr(me, "active_organization", None)
+
+
+@contextmanager
+def in_organization(client: Any, admin_id: int, organization_id: int, home: int | None) -> Iterator[None]:
+    """Every admin request inside the block works in `organization_id`; the home one is restored after."""
+    client.users.update(id=admin_id, active_organization=organization_id)
+    try:
+        yield
+    finally:
+        if home is not None and home != organization_id:
+            client.users.update(id=admin_id, active_organization=home)
