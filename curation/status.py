@@ -47,10 +47,18 @@ def explain_task(cat: Catalog, task_id: str) -> list[str]:
     if not tasks:
         return []
     task = tasks[-1]
-    lines = [f"task {task_id} (version {task['version']} of {len(tasks)}, {task['status']})"]
+    state = cat.scalar("SELECT state FROM task_states WHERE task_id = ? AND version = ?", [task_id, task["version"]])
+    lines = [f"task {task_id} (version {task['version']} of {len(tasks)}, {state or task['status']})"]
     for key in ("author", "feed_id", "feed_version", "tier", "subcategory", "instruction", "options",
                 "eval_config", "reasons"):
         lines.append(f"  {key}: {task[key]}")
+    moves = cat.rows("SELECT * FROM task_transitions WHERE task_id = ? ORDER BY version, seq", [task_id])
+    if moves:
+        lines.append("path:")
+    for move in moves:
+        lines.append(f"  v{move['version']}: {move['from_state'] or 'new'} -> {move['to_state']}"
+                     f" ({move['who'] or '?'}, {move['moved_at']:%Y-%m-%d %H:%M})"
+                     + (f": {move['reason']}" if move["reason"] else ""))
     for verdict in cat.rows("SELECT * FROM shortcut_verdicts WHERE task_id = ? ORDER BY task_version",
                             [task_id]):
         lines.append(f"shortcut filter, version {verdict['task_version']}: {verdict['verdict']} "

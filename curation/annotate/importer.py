@@ -26,6 +26,7 @@ from curation.core.progress import note
 from curation.core.stage import StageRun, stage
 from curation.corpus.feed_edit import edit_feed
 from curation.corpus.feeds import load_feed
+from curation.qc.lifecycle import move
 
 
 @dataclass
@@ -128,8 +129,9 @@ def feedback_text(reasons: list[str]) -> str:
 
 @stage("annotate-import", command="curate annotate import", batched=True,
        reads=("ls_projects", "ls_tasks", "feeds", "tasks", "videos", "runs", "clusters", "cluster_members",
-              "keyword_sets", "embeddings", "media_files", "media_outputs"),
-       writes=("tasks", "feeds"), summary="annotations back as versioned tasks, credited to who wrote them; "
+              "keyword_sets", "embeddings", "media_files", "media_outputs", "task_transitions"),
+       writes=("tasks", "feeds", "task_transitions"),
+       summary="annotations back as versioned tasks, credited to who wrote them; "
        "feed edits as feed versions; problems written back to the Label Studio task")
 def import_from_label_studio(run: StageRun, feeds_config: FeedsConfig) -> dict[str, int]:
     catalog = run.db
@@ -202,6 +204,9 @@ def _import_annotation(run: StageRun, project: dict[str, Any], task: dict[str, A
             "ls_task_id": task["id"], "ls_annotation_id": annotation["id"], "annotation_sha256": sha,
             "lead_time_s": annotation.get("lead_time"), "annotated_at": _timestamp(annotation.get("updated_at")),
             "run_id": run.run_id, "created_at": now()})
+        move(run, task_id, version, "authored", who=author)
+        move(run, task_id, version, "needs_fix" if reasons else "valid", reason="; ".join(reasons) or None,
+             who="annotate-import")
     counts["new" if version == 1 else "new_versions"] += 1
     counts["needs_fix"] += status == "needs_fix"
     return reasons

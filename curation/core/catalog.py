@@ -140,8 +140,7 @@ MIGRATIONS: list[str] = [
     ALTER TABLE tasks ADD PRIMARY KEY (task_id, version);
     ALTER TABLE llm_calls ADD PRIMARY KEY (endpoint, model, prompt_sha256, sample, temperature);
     -- a verdict belongs to a task version under one filter configuration (rule, inspectors, prompt)
-    ALTER TABLE shortcut_verdicts ADD COLUMN config_sha256 VARCHAR;
-    UPDATE shortcut_verdicts SET config_sha256 = 'before-schema-7';
+    ALTER TABLE shortcut_verdicts ADD COLUMN config_sha256 VARCHAR DEFAULT 'before-schema-7';
     ALTER TABLE shortcut_verdicts ADD PRIMARY KEY (task_id, task_version, config_sha256);
     CREATE VIEW latest_feeds AS
     SELECT * FROM feeds QUALIFY version = max(version) OVER (PARTITION BY feed_id);
@@ -150,6 +149,28 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE ls_projects ADD COLUMN organization_id INTEGER;
     ALTER TABLE ls_projects ADD COLUMN annotator_user_id INTEGER;
+    """,
+    # 9: the task life cycle (curation/qc/lifecycle.py); tasks already there get the path they took
+    """
+    CREATE TABLE task_transitions (
+        task_id VARCHAR NOT NULL, version INTEGER NOT NULL, seq INTEGER NOT NULL, from_state VARCHAR,
+        to_state VARCHAR NOT NULL, reason VARCHAR, who VARCHAR, run_id VARCHAR, moved_at TIMESTAMP,
+        PRIMARY KEY (task_id, version, seq)
+    );
+    INSERT INTO task_transitions (task_id, version, seq, from_state, to_state, reason, who, run_id, moved_at)
+    SELECT task_id, version, 1, NULL, 'authored', NULL, author, run_id, created_at FROM tasks;
+    INSERT INTO task_transitions (task_id, version, seq, from_state, to_state, reason, who, run_id, moved_at)
+    SELECT task_id, version, 2, 'authored', CASE WHEN status = 'needs_fix' THEN 'needs_fix' ELSE 'valid' END,
+           CAST(reasons AS VARCHAR), 'annotate-import', run_id, created_at FROM tasks;
+    INSERT INTO task_transitions (task_id, version, seq, from_state, to_state, reason, who, run_id, moved_at)
+    SELECT v.task_id, v.task_version, 3, 'valid', any_value(v.verdict ORDER BY v.created_at DESC),
+           'shortcut filter (before the life cycle)', 'qc-shortcut', any_value(v.run_id ORDER BY v.created_at DESC),
+           max(v.created_at)
+    FROM shortcut_verdicts v JOIN tasks t ON t.task_id = v.task_id AND t.version = v.task_version
+    WHERE t.status <> 'needs_fix' GROUP BY v.task_id, v.task_version;
+    CREATE VIEW task_states AS
+    SELECT task_id, version, to_state AS state, moved_at AS since FROM task_transitions
+    QUALIFY seq = max(seq) OVER (PARTITION BY task_id, version);
     """,
 ]
 

@@ -24,6 +24,7 @@ from curation.core.progress import note
 from curation.core.stage import StageRun, stage
 from curation.corpus.visible import VisibleVideo, load_visible
 from curation.qc.inspectors import LexicalInspector, OpenAIInspector, RetryableError, make_inspectors
+from curation.qc.lifecycle import move
 from curation.qc.prompts import (
     CANNOT_ANSWER,
     UNPARSED,
@@ -52,8 +53,13 @@ class TaskView:
     answers: list[dict[str, Any]] = field(default_factory=list)
 
 
+JUDGED_STATES = ("valid", "shortcut_passed", "shortcut_discarded")  # later states belong to review
+
+
 def load_views(catalog: Catalog, language: str, platform_tiers: list[str], style: str = "paper") -> list[TaskView]:
-    rows = [r for r in catalog_task_rows(catalog) if r["status"] == "ok"
+    states = dict(((r[0], r[1]), r[2]) for r in catalog.con.execute(
+        "SELECT task_id, version, state FROM task_states").fetchall())
+    rows = [r for r in catalog_task_rows(catalog) if states.get((r["task_id"], r["version"])) in JUDGED_STATES
             and not (r["eval_type"] == "platform" and r["tier"] not in platform_tiers)]
     visible = load_visible(catalog, sorted({v for r in rows for v in r["video_feed"]}))
     views = []
@@ -165,7 +171,8 @@ class ShortcutRun:
 
 
 @stage("qc-shortcut", command="curate qc shortcut", batched=True,
-       reads=("tasks", "feeds", "videos", "llm_calls", "shortcut_verdicts"), writes=("llm_calls", "shortcut_verdicts"),
+       reads=("tasks", "feeds", "videos", "llm_calls", "shortcut_verdicts", "task_transitions"),
+       writes=("llm_calls", "shortcut_verdicts", "task_transitions"),
        summary="discard tasks that titles, hashtags and bios give away; model answers cached")
 def filter_shortcuts(run: StageRun, config: ShortcutConfig) -> ShortcutRun:
     catalog = run.db
@@ -240,4 +247,8 @@ def filter_shortcuts(run: StageRun, config: ShortcutConfig) -> ShortcutRun:
                 SELECT 1 FROM shortcut_verdicts s WHERE s.task_id = v.task_id
                 AND s.task_version = v.task_version AND s.config_sha256 = ?)""",
                             [digest, rule, run.run_id, now(), digest])
+        for task_id, version, verdict, answers in verdicts:
+            solved = [f"{a['inspector']} #{a['sample']}: {a['parsed']}" for a in json.loads(answers) if a["correct"]]
+            move(run, task_id, version, verdict, who=f"qc-shortcut {digest}",
+                 reason=("solved from metadata by " + ", ".join(solved)) if solved else "not solved from metadata")
     return ShortcutRun(counts, decisive, digest, [(v[0], v[1]) for v in verdicts])

@@ -24,6 +24,9 @@ def _old_catalog(path) -> None:
     con.execute("INSERT INTO videos (video_id, source, native_id, title) VALUES ('FakeSV/1', 'FakeSV', '1', 'a')")
     con.execute("INSERT INTO feeds (feed_id, version, video_feed, ratio) VALUES ('feed-0-0000', 1, ['FakeSV/1'], 1.0),"
                 " ('feed-0-0000', 2, ['FakeSV/1'], 0.5)")
+    con.execute("INSERT INTO tasks (task_id, version, author, status, created_at) VALUES "
+                "('gui_like_1', 1, 'alice', 'ok', now()), ('gui_like_2', 1, 'bob', 'needs_fix', now())")
+    con.execute("INSERT INTO shortcut_verdicts VALUES ('gui_like_1', 1, 'shortcut_passed', 'paper', '[]', 'r', now())")
     con.close()
 
 
@@ -36,6 +39,9 @@ def test_a_previous_version_catalog_is_migrated_with_its_data(tmp_path):
         assert cat.rows("SELECT status, error FROM runs") == [{"status": "running", "error": None}]
         assert cat.rows("SELECT feed_id, version, ratio FROM latest_feeds") == [
             {"feed_id": "feed-0-0000", "version": 2, "ratio": 0.5}]
+        # tasks made before the life cycle get the path they took
+        assert dict(cat.con.execute("SELECT task_id, state FROM task_states").fetchall()) == {
+            "gui_like_1": "shortcut_passed", "gui_like_2": "needs_fix"}
         with pytest.raises(duckdb.ConstraintException):  # keys hold on the migrated tables too
             cat.insert("videos", {"video_id": "FakeSV/1", "source": "FakeSV", "native_id": "1"})
     with Catalog(path) as cat:  # opening again changes nothing

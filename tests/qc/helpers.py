@@ -18,6 +18,10 @@ def plant_task(cat: Catalog, task_id: str, feed_id: str, *, tier: str, subcatego
         "instruction": instruction, "options": json.dumps(options, ensure_ascii=False) if options else None,
         "eval_config": json.dumps(eval_config, ensure_ascii=False), "status": status, "annotation_sha256": "sha",
         "lead_time_s": 10.0, "annotated_at": now(), "run_id": "test", "created_at": now()})
+    for seq, (before, after) in enumerate([(None, "authored"), ("authored", "needs_fix" if status == "needs_fix"
+                                                                 else "valid")], start=1):
+        cat.insert("task_transitions", {"task_id": task_id, "version": 1, "seq": seq, "from_state": before,
+                                        "to_state": after, "who": "test", "run_id": "test", "moved_at": now()})
 
 
 def planted_catalog(cat: Catalog, n_feeds: int = 6, seed: int = 41) -> list[str]:

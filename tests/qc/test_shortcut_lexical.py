@@ -46,7 +46,13 @@ def test_lexical_inspector_discards_what_a_title_gives_away(clustered_catalog, t
     assert summary["groups"]["all"] == {"kept": 3, "total": 4}
     assert summary["groups"]["L2 feature_analysis"] == {"kept": 1, "total": 2}
     assert summary["guesser_discards"] == round(1 / 4 + 1 / 3 + 1 / 2, 2)
+    states = dict(cat.con.execute("SELECT task_id, state FROM task_states").fetchall())
+    assert states == {"feature_analysis_1": "shortcut_discarded", "feature_analysis_2": "shortcut_passed",
+                      "robust_evaluation_1": "shortcut_passed", "moderation_1": "shortcut_passed",
+                      "event_association_1": "needs_fix"}  # a discarded task is out of the flow, on record
     explained = "\n".join(explain_task(cat, "feature_analysis_1"))
+    assert "v1: valid -> shortcut_discarded (qc-shortcut" in explained
+    assert "solved from metadata by lexical" in explained
     assert "shortcut_discarded (paper rule" in explained and "lexical #0: C (correct)" in explained
     html = write_report(cat, tmp_path / "s.html", counts).read_text(encoding="utf-8")
     assert "74.3%" in html and "75.0%" in html and "Discarded (1)" in html and "feature_analysis_1" in html
