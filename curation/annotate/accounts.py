@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from curation.annotate.client import ls_call
 from curation.annotate.server import label_studio_bin
-from curation.core.errors import AnnotationError, InputError, PrerequisiteError
+from curation.core.errors import AnnotationError, InputError, PrerequisiteError, UsageError
 
 PASSWORD_ENV = "LABEL_STUDIO_ANNOTATOR_PASSWORD"
 DATA_DIR_ENV = "LABEL_STUDIO_DATA_DIR"
@@ -39,6 +40,7 @@ from users.models import User
 
 email = os.environ["CURATE_ANNOTATOR_EMAIL"]
 password = os.environ.get("CURATE_ANNOTATOR_PASSWORD") or None
+reset = os.environ.get("CURATE_RESET_PASSWORD") == "1"
 admin = User.objects.get(email=os.environ["CURATE_ADMIN_EMAIL"])
 title = os.environ["CURATE_ORG_TITLE"]
 with transaction.atomic():
@@ -47,7 +49,7 @@ with transaction.atomic():
     if created:
         user = User.objects.create_user(email=email, password=password, username=email.split("@")[0],
                                         first_name=os.environ.get("CURATE_ANNOTATOR_NAME", ""))
-    elif password:
+    elif reset and password:
         user.set_password(password)
         user.save()
     org = Organization.objects.filter(title=title).first() or Organization.objects.create(title=title)
@@ -66,6 +68,10 @@ with transaction.atomic():
     OrganizationMember.objects.filter(user=user).exclude(organization=org).delete()
     user.active_organization = org
     user.save(update_fields=["active_organization"])
+    # projects made before annotators had organizations of their own move into this one
+    from projects.models import Project
+    moving = [int(p) for p in os.environ.get("CURATE_MOVE_PROJECTS", "").split(",") if p]
+    Project.objects.filter(id__in=moving).update(organization=org)
 print(json.dumps({"user_id": user.id, "organization_id": org.id, "created": created}))
 '''
 
@@ -129,8 +135,11 @@ def _django(script: str, env: dict[str, str]) -> dict[str, Any]:
         raise PrerequisiteError(f"no label_studio package in {binary.parent.parent}")
     full_env = {**os.environ, **env, "LABEL_STUDIO_BASE_DATA_DIR": str(data_dir()), "PYTHONPATH": str(found[0]),
                 "DJANGO_SETTINGS_MODULE": "core.settings.label_studio"}
-    proc = subprocess.run([str(python), "-m", "label_studio.manage", "shell", "-c", script], env=full_env,
-                          capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
+    try:
+        proc = subprocess.run([str(python), "-m", "label_studio.manage", "shell", "-c", script], env=full_env,
+                              capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise AnnotationError("setting up the account: Label Studio's shell gave no answer within 180 s") from None
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     if proc.returncode != 0 or not lines:
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
@@ -138,10 +147,16 @@ def _django(script: str, env: dict[str, str]) -> dict[str, Any]:
     return json.loads(lines[-1])
 
 
-def provision(annotator: str, admin_email: str, password: str | None) -> Account:
-    """The annotator's account, in its own organization with the admin; `password` sets (or resets) it."""
+def provision(annotator: str, admin_email: str, password: str, reset: bool = False,
+              move_projects: list[int] | None = None) -> Account:
+    """The annotator's account, in its own organization with the admin. `password` is the new
+    account's; an existing account keeps its own unless `reset`."""
     email = annotator_email(annotator)
-    result = _django(_PROVISION, {"CURATE_ANNOTATOR_EMAIL": email, "CURATE_ANNOTATOR_PASSWORD": password or "",
+    if email == admin_email.lower():
+        raise UsageError(f"{annotator} is the toolkit's own admin account: annotators need accounts of their own")
+    result = _django(_PROVISION, {"CURATE_ANNOTATOR_EMAIL": email, "CURATE_ANNOTATOR_PASSWORD": password,
+                                  "CURATE_RESET_PASSWORD": "1" if reset else "0",
+                                  "CURATE_MOVE_PROJECTS": ",".join(str(p) for p in move_projects or []),
                                   "CURATE_ANNOTATOR_NAME": annotator.split("@")[0], "CURATE_ADMIN_EMAIL": admin_email,
                                   "CURATE_ORG_TITLE": f"LivingScreen · {annotator}"})
     return Account(annotator, email, int(result["user_id"]), int(result["organization_id"]),
@@ -165,9 +180,11 @@ def current_admin(client: Any) -> tuple[int, str, int | None]:
 @contextmanager
 def in_organization(client: Any, admin_id: int, organization_id: int, home: int | None) -> Iterator[None]:
     """Every admin request inside the block works in `organization_id`; the home one is restored after."""
-    client.users.update(id=admin_id, active_organization=organization_id)
+    ls_call("switching to the annotator's organization", client.users.update, id=admin_id,
+            active_organization=organization_id)
     try:
         yield
     finally:
         if home is not None and home != organization_id:
-            client.users.update(id=admin_id, active_organization=home)
+            ls_call("switching back to the admin's organization", client.users.update, id=admin_id,
+                    active_organization=home)

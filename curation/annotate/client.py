@@ -16,6 +16,24 @@ def base_url() -> str:
     return os.environ.get("LABEL_STUDIO_URL", DEFAULT_URL).rstrip("/")
 
 
+def ls_call(what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """A Label Studio call whose failure is one clear line (AnnotationError), not a traceback."""
+    from label_studio_sdk.core.api_error import ApiError
+
+    try:
+        return fn(*args, **kwargs)
+    except ApiError as exc:
+        detail = exc.body.get("detail") if isinstance(exc.body, dict) else None
+        raise AnnotationError(f"Label Studio refused {what}: HTTP {exc.status_code}"
+                              + (f" ({str(detail)[:200]})" if detail else "")) from None
+    except OSError as exc:
+        raise AnnotationError(f"Label Studio did not answer {what} ({type(exc).__name__})") from None
+    except Exception as exc:  # httpx's transport errors are not OSErrors
+        if type(exc).__module__.startswith("httpx"):
+            raise AnnotationError(f"Label Studio did not answer {what} ({type(exc).__name__})") from None
+        raise
+
+
 def connect() -> Any:
     """A checked client: one clear error when the server is down or the token is wrong."""
     from label_studio_sdk import LabelStudio

@@ -22,7 +22,7 @@ from curation.annotate.accounts import (
     provision,
     read_passwords,
 )
-from curation.annotate.client import base_url, connect
+from curation.annotate.client import base_url, connect, ls_call
 from curation.annotate.render import render_feed
 from curation.core.catalog import Catalog
 from curation.core.errors import AnnotationError, UsageError
@@ -44,22 +44,22 @@ def ensure_project(client: Any, catalog: Catalog, run_id: str, account: Account,
     sha = hashlib.sha256(label_config.encode()).hexdigest()
     known = catalog.con.execute("SELECT project_id, config_sha256 FROM ls_projects WHERE base_url = ? "
                                 "AND annotator = ?", [url, annotator]).fetchone()
-    live = {p.id for p in client.projects.list()}
+    live = {p.id for p in ls_call("the project list", client.projects.list)}
     if known and known[0] in live:
         if known[1] != sha:
-            client.projects.update(id=known[0], label_config=label_config)
+            ls_call("the new labeling config", client.projects.update, id=known[0], label_config=label_config)
             catalog.con.execute("UPDATE ls_projects SET config_sha256 = ? WHERE base_url = ? AND "
                                 "project_id = ?", [sha, url, known[0]])
         return int(known[0])
     if known:  # the project was deleted on the server: forget its tasks, start afresh
         catalog.con.execute("DELETE FROM ls_tasks WHERE base_url = ? AND project_id = ?", [url, known[0]])
         catalog.con.execute("DELETE FROM ls_projects WHERE base_url = ? AND project_id = ?", [url, known[0]])
-    project = client.projects.create(
-        title=f"LivingScreen authoring · {annotator}", label_config=label_config,
-        description=f"Feeds for {annotator} to write tasks on. Guide: annotation/GUIDE.md")
+    project = ls_call(f"a project for {annotator}", client.projects.create,
+                      title=f"LivingScreen authoring · {annotator}", label_config=label_config,
+                      description=f"Feeds for {annotator} to write tasks on. Guide: annotation/GUIDE.md")
     if media_root.is_dir():
-        client.import_storage.local.create(project=project.id, path=str(media_root.resolve()),
-                                           title="normalised media", use_blob_urls=False)
+        ls_call("serving the normalised media", client.import_storage.local.create, project=project.id,
+                path=str(media_root.resolve()), title="normalised media", use_blob_urls=False)
     catalog.insert("ls_projects", {"base_url": url, "annotator": annotator, "project_id": project.id,
                                    "title": project.title, "config_sha256": sha, "run_id": run_id,
                                    "organization_id": account.organization_id,
@@ -78,14 +78,20 @@ class ExportResult:
 
 def ensure_account(catalog: Catalog, annotator: str, admin_email: str, from_file: dict[str, str],
                    result: ExportResult) -> Account:
-    """A known annotator keeps their account and password unless the password file names them."""
-    known = catalog.rows("SELECT annotator_user_id, organization_id FROM ls_projects WHERE base_url = ? "
-                         "AND annotator = ? AND organization_id IS NOT NULL", [base_url(), annotator])
-    if known and annotator not in from_file:
+    """The annotator's account and organization. A known annotator keeps their password unless the
+    password file names them; a project made before organizations moves into theirs."""
+    url = base_url()
+    known = catalog.rows("SELECT project_id, annotator_user_id, organization_id FROM ls_projects "
+                         "WHERE base_url = ? AND annotator = ?", [url, annotator])
+    if known and known[0]["organization_id"] is not None and annotator not in from_file:
         return Account(annotator, annotator_email(annotator), known[0]["annotator_user_id"],
                        known[0]["organization_id"], False, None)
     password, generated = choose_password(annotator, from_file)
-    account = provision(annotator, admin_email, password)
+    legacy = [r["project_id"] for r in known if r["organization_id"] is None]
+    account = provision(annotator, admin_email, password, reset=annotator in from_file, move_projects=legacy)
+    if legacy:
+        catalog.con.execute("UPDATE ls_projects SET organization_id = ?, annotator_user_id = ? WHERE base_url = ? "
+                            "AND annotator = ?", [account.organization_id, account.user_id, url, annotator])
     if generated and account.created:
         result.passwords[annotator] = password
     result.counts["accounts_created"] += account.created
@@ -110,11 +116,6 @@ def export_to_label_studio(run: StageRun, annotators: list[str], media_root: Pat
         raise AnnotationError("no feeds to export: run `curate feeds build` first")
     label_config = resource_text("authoring.xml")
     run.params.update(annotators=annotators, base_url=url, feeds=len(feeds))
-    sent = {(f, v) for f, v in catalog.con.execute(
-        "SELECT feed_id, feed_version FROM ls_tasks WHERE base_url = ?", [url]).fetchall()}
-    # A feed version that an annotator's own edit produced is that task's feed, not new work.
-    sent |= {(f, v) for f, v in catalog.con.execute(
-        "SELECT DISTINCT feed_id, feed_version FROM tasks WHERE feed_version <> base_feed_version").fetchall()}
     owner = dict(catalog.con.execute("SELECT feed_id, any_value(annotator) FROM ls_tasks "
                                      "WHERE base_url = ? GROUP BY 1", [url]).fetchall())
     result = ExportResult(run.counts)
@@ -123,19 +124,26 @@ def export_to_label_studio(run: StageRun, annotators: list[str], media_root: Pat
     admin_id, admin_email, home = current_admin(client)
     for annotator in annotators:
         mine = [f for f in feeds if owner.get(f.feed_id, assign(f.feed_id, annotators)) == annotator]
-        todo = [f for f in mine if (f.feed_id, f.version) not in sent]
-        counts["already_exported"] += len(mine) - len(todo)
-        counts["per_annotator"][annotator] = {"feeds": len(mine), "new": len(todo)}
         account = ensure_account(catalog, annotator, admin_email, from_file, result)
         with in_organization(client, admin_id, account.organization_id, home):
             with catalog.transaction():
                 project_id = ensure_project(client, catalog, str(run.run_id), account, label_config, media_root)
+            # read after ensure_project, which forgets the tasks of a project deleted on the server
+            sent = {(f, v) for f, v in catalog.con.execute(
+                "SELECT feed_id, feed_version FROM ls_tasks WHERE base_url = ?", [url]).fetchall()}
+            # A feed version that an annotator's own edit produced is that task's feed, not new work.
+            sent |= {(f, v) for f, v in catalog.con.execute(
+                "SELECT DISTINCT feed_id, feed_version FROM tasks WHERE feed_version <> base_feed_version").fetchall()}
+            todo = [f for f in mine if (f.feed_id, f.version) not in sent]
+            counts["already_exported"] += len(mine) - len(todo)
+            counts["per_annotator"][annotator] = {"feeds": len(mine), "new": len(todo)}
             if not todo:
                 continue
             payload = [{"data": {"feed_html": render_feed(catalog, f, media_root),
                                  "feed_ref": f"{f.feed_id} · v{f.version} · {len(f.video_feed)} videos",
                                  "feed_id": f.feed_id, "feed_version": f.version, "feedback": ""}} for f in todo]
-            response = client.projects.import_tasks(id=project_id, request=payload, return_task_ids=True)
+            response = ls_call(f"the tasks for {annotator}", client.projects.import_tasks, id=project_id,
+                               request=payload, return_task_ids=True)
         task_ids = list(response.task_ids or [])
         if len(task_ids) != len(todo):
             raise AnnotationError(f"Label Studio returned {len(task_ids)} task ids for {len(todo)} feeds")

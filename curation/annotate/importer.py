@@ -16,11 +16,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from curation.annotate.accounts import current_admin, in_organization
-from curation.annotate.client import base_url, connect
+from curation.annotate.client import base_url, connect, ls_call
 from curation.annotate.syntax import parse_feed_edits, parse_options, parse_platform_state
 from curation.annotate.taxonomy import Taxonomy, load_taxonomy
 from curation.core.catalog import Catalog, now
-from curation.core.config import FeedsConfig
+from curation.core.config import FeedsConfig, SourceConfig
 from curation.core.errors import FeedError
 from curation.core.progress import note
 from curation.core.stage import StageRun, stage
@@ -94,7 +94,8 @@ def validate(draft: Draft, feed_len: int, taxonomy: Taxonomy) -> tuple[dict[str,
 
 
 def _feed_for(catalog: Catalog, feed_id: str, base_version: int, edits: str | None,
-              author: str, previous: dict[str, Any] | None, config: FeedsConfig
+              author: str, previous: dict[str, Any] | None, config: FeedsConfig,
+              sources: dict[str, SourceConfig] | None = None
               ) -> tuple[int, int, list[str]]:
     """(feed version the task uses, its length, problems) after applying the annotator's edits."""
     base = load_feed(catalog, feed_id, base_version)
@@ -105,7 +106,7 @@ def _feed_for(catalog: Catalog, feed_id: str, base_version: int, edits: str | No
         reused = load_feed(catalog, feed_id, previous["feed_version"])
         return reused.version, len(reused.video_feed), []
     try:  # the edits apply to the version the annotator saw, whatever came since
-        edited = edit_feed(catalog, feed_id, ops, config, author=author, base_version=base_version)
+        edited = edit_feed(catalog, feed_id, ops, config, author=author, base_version=base_version, sources=sources)
     except FeedError as exc:
         return base.version, len(base.video_feed), [f"feed edit: {exc}"]
     return edited.version, len(edited.video_feed), []
@@ -133,7 +134,8 @@ def feedback_text(reasons: list[str]) -> str:
        writes=("tasks", "feeds", "task_transitions"),
        summary="annotations back as versioned tasks, credited to who wrote them; "
        "feed edits as feed versions; problems written back to the Label Studio task")
-def import_from_label_studio(run: StageRun, feeds_config: FeedsConfig) -> dict[str, int]:
+def import_from_label_studio(run: StageRun, feeds_config: FeedsConfig,
+                             sources: dict[str, SourceConfig] | None = None) -> dict[str, int]:
     catalog = run.db
     client = connect()
     url = base_url()
@@ -147,7 +149,8 @@ def import_from_label_studio(run: StageRun, feeds_config: FeedsConfig) -> dict[s
     for project in projects:
         organization = project["organization_id"]
         with in_organization(client, admin_id, organization, home) if organization else nullcontext():
-            tasks = sorted(client.projects.exports.as_json(project["project_id"]), key=lambda t: t["id"])
+            tasks = sorted(ls_call(f"{project['annotator']}'s annotations", client.projects.exports.as_json,
+                                   project["project_id"]), key=lambda t: t["id"])
             for task in tasks:
                 data = task.get("data") or {}
                 feedback = None
@@ -161,16 +164,18 @@ def import_from_label_studio(run: StageRun, feeds_config: FeedsConfig) -> dict[s
                         counts["written_by_someone_else"] += 1
                         note(f"warning: Label Studio task {task['id']} is in {project['annotator']}'s project but "
                              f"was annotated by {author}; it is credited to {author}")
-                    reasons = _import_annotation(run, project, task, annotation, author, feeds_config)
+                    reasons = _import_annotation(run, project, task, annotation, author, feeds_config, sources)
                     if reasons is not None:
                         feedback = feedback_text(reasons)
                 if feedback is not None and feedback != data.get("feedback", ""):
-                    client.tasks.update(id=str(task["id"]), data={**data, "feedback": feedback})
+                    ls_call("the feedback for the annotator", client.tasks.update, id=str(task["id"]),
+                            data={**data, "feedback": feedback})
     return counts
 
 
 def _import_annotation(run: StageRun, project: dict[str, Any], task: dict[str, Any], annotation: dict[str, Any],
-                       author: str, feeds_config: FeedsConfig) -> list[str] | None:
+                       author: str, feeds_config: FeedsConfig,
+                       sources: dict[str, SourceConfig] | None = None) -> list[str] | None:
     """Store one annotation as a task version; its problems, or None when it was unchanged."""
     catalog, counts, data = run.db, run.counts, task.get("data") or {}
     result = annotation.get("result") or []
@@ -184,7 +189,7 @@ def _import_annotation(run: StageRun, project: dict[str, Any], task: dict[str, A
     taxonomy = load_taxonomy()
     draft = read_result(result)
     feed_version, feed_len, feed_errors = _feed_for(
-        catalog, data["feed_id"], int(data["feed_version"]), draft.feed_edits, author, previous, feeds_config)
+        catalog, data["feed_id"], int(data["feed_version"]), draft.feed_edits, author, previous, feeds_config, sources)
     fields, reasons = validate(draft, feed_len, taxonomy)
     reasons = feed_errors + reasons
     task_id = previous["task_id"] if previous else None

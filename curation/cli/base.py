@@ -14,7 +14,7 @@ from rich.console import Console
 
 from curation.core.catalog import Catalog
 from curation.core.config import Config, load_config
-from curation.core.errors import CurationError
+from curation.core.errors import CurationError, PrerequisiteError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="LivingScreen curation toolkit: corpora -> catalog -> feeds -> releases.")
@@ -30,8 +30,12 @@ def catalog_path() -> Path:
     return STATE.get("catalog") or Path(config().catalog.path)
 
 
-def open_catalog(read_only: bool = False) -> Catalog:
-    return Catalog(catalog_path(), read_only=read_only)
+def open_catalog(read_only: bool = False, create: bool = False) -> Catalog:
+    """The catalog; only the commands that bring data in (`create`) may start a new one."""
+    path = catalog_path()
+    if not create and not path.exists():
+        raise PrerequisiteError(f"catalog {path} does not exist: run `curate ingest` first")
+    return Catalog(path, read_only=read_only)
 
 
 @app.callback()

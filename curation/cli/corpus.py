@@ -27,7 +27,7 @@ def ingest(
     if dry_run:
         result = ingest_path(None, adapter, path, mapping=mapping, max_field_bytes=max_bytes)
     else:
-        with open_catalog() as cat:
+        with open_catalog(create=True) as cat:
             result = ingest_path(cat, adapter, path, mapping=mapping, max_field_bytes=max_bytes)
     typer.echo(result.summary())
     for reason, count in sorted((result.rejects_by_reason or {}).items(), key=lambda x: -x[1]):

@@ -77,6 +77,6 @@ def media_register_synthetic(
     """Add generated videos as synthetic = true, linked to their files."""
     from curation.media.synthetic import register_synthetic
 
-    with open_catalog() as cat:
+    with open_catalog(create=True) as cat:
         result = register_synthetic(cat, folder, generator, config().media)
     typer.echo(result.summary())

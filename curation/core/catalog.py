@@ -119,9 +119,37 @@ MIGRATIONS: list[str] = [
     CREATE VIEW latest_tasks AS
     SELECT * FROM tasks QUALIFY version = max(version) OVER (PARTITION BY task_id);
     """,
-    # 7: declared keys (a duplicate cannot be written), failed runs say why, latest feeds.
+    # 7: failed runs say why; duplicates that older code could write (a reject per re-run, a comment id
+    # twice in one thread, one model answer twice) are reduced to the latest, so that keys can be declared
     """
     ALTER TABLE runs ADD COLUMN error VARCHAR;
+    ALTER TABLE shortcut_verdicts ADD COLUMN config_sha256 VARCHAR DEFAULT 'before-schema-7';
+    DELETE FROM runs WHERE rowid NOT IN (SELECT max(rowid) FROM runs GROUP BY run_id);
+    DELETE FROM videos WHERE rowid NOT IN (SELECT max(rowid) FROM videos GROUP BY video_id);
+    DELETE FROM comments WHERE rowid NOT IN (SELECT max(rowid) FROM comments GROUP BY video_id, comment_id);
+    DELETE FROM rejects WHERE rowid NOT IN (SELECT max(rowid) FROM rejects GROUP BY stage, source, raw_ref);
+    DELETE FROM keyword_sets WHERE rowid NOT IN (SELECT max(rowid) FROM keyword_sets GROUP BY video_id);
+    DELETE FROM embeddings WHERE rowid NOT IN (
+        SELECT max(rowid) FROM embeddings GROUP BY model_id, text_sha256);
+    DELETE FROM clusters WHERE rowid NOT IN (SELECT max(rowid) FROM clusters GROUP BY run_id, cluster_id);
+    DELETE FROM cluster_members WHERE rowid NOT IN (
+        SELECT max(rowid) FROM cluster_members GROUP BY run_id, video_id);
+    DELETE FROM feeds WHERE rowid NOT IN (SELECT max(rowid) FROM feeds GROUP BY feed_id, version);
+    DELETE FROM media_files WHERE rowid NOT IN (SELECT max(rowid) FROM media_files GROUP BY video_id);
+    DELETE FROM media_probes WHERE rowid NOT IN (SELECT max(rowid) FROM media_probes GROUP BY video_id);
+    DELETE FROM media_outputs WHERE rowid NOT IN (SELECT max(rowid) FROM media_outputs GROUP BY video_id);
+    DELETE FROM ls_projects WHERE rowid NOT IN (
+        SELECT max(rowid) FROM ls_projects GROUP BY base_url, project_id);
+    DELETE FROM ls_tasks WHERE rowid NOT IN (SELECT max(rowid) FROM ls_tasks GROUP BY base_url, ls_task_id);
+    DELETE FROM tasks WHERE rowid NOT IN (SELECT max(rowid) FROM tasks GROUP BY task_id, version);
+    DELETE FROM llm_calls WHERE rowid NOT IN (
+        SELECT max(rowid) FROM llm_calls GROUP BY endpoint, model, prompt_sha256, sample, temperature);
+    DELETE FROM shortcut_verdicts WHERE rowid NOT IN (
+        SELECT max(rowid) FROM shortcut_verdicts GROUP BY task_id, task_version, config_sha256);
+    """,
+    # 8: declared keys (a duplicate cannot be written) and the latest feeds; a verdict belongs to a task
+    # version under one filter configuration (rule, inspectors, prompt)
+    """
     ALTER TABLE runs ADD PRIMARY KEY (run_id);
     ALTER TABLE videos ADD PRIMARY KEY (video_id);
     ALTER TABLE comments ADD PRIMARY KEY (video_id, comment_id);
@@ -135,22 +163,20 @@ MIGRATIONS: list[str] = [
     ALTER TABLE media_probes ADD PRIMARY KEY (video_id);
     ALTER TABLE media_outputs ADD PRIMARY KEY (video_id);
     ALTER TABLE ls_projects ADD PRIMARY KEY (base_url, project_id);
-    CREATE UNIQUE INDEX ls_projects_annotator ON ls_projects (base_url, annotator);
     ALTER TABLE ls_tasks ADD PRIMARY KEY (base_url, ls_task_id);
     ALTER TABLE tasks ADD PRIMARY KEY (task_id, version);
     ALTER TABLE llm_calls ADD PRIMARY KEY (endpoint, model, prompt_sha256, sample, temperature);
-    -- a verdict belongs to a task version under one filter configuration (rule, inspectors, prompt)
-    ALTER TABLE shortcut_verdicts ADD COLUMN config_sha256 VARCHAR DEFAULT 'before-schema-7';
     ALTER TABLE shortcut_verdicts ADD PRIMARY KEY (task_id, task_version, config_sha256);
+    CREATE UNIQUE INDEX ls_projects_annotator ON ls_projects (base_url, annotator);
     CREATE VIEW latest_feeds AS
     SELECT * FROM feeds QUALIFY version = max(version) OVER (PARTITION BY feed_id);
     """,
-    # 8: each annotator works in a Label Studio organization of their own
+    # 9: each annotator works in a Label Studio organization of their own
     """
     ALTER TABLE ls_projects ADD COLUMN organization_id INTEGER;
     ALTER TABLE ls_projects ADD COLUMN annotator_user_id INTEGER;
     """,
-    # 9: the task life cycle (curation/qc/lifecycle.py); tasks already there get the path they took
+    # 10: the task life cycle (curation/qc/lifecycle.py); tasks already there get the path they took
     """
     CREATE TABLE task_transitions (
         task_id VARCHAR NOT NULL, version INTEGER NOT NULL, seq INTEGER NOT NULL, from_state VARCHAR,
@@ -202,13 +228,23 @@ class Catalog:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         elif not self.path.exists():
             raise PrerequisiteError(f"catalog {self.path} does not exist: run `curate ingest` first")
-        try:
-            self.con = duckdb.connect(str(self.path), read_only=read_only)
-        except duckdb.IOException as exc:
-            raise CurationError(f"catalog {self.path} cannot be opened: {str(exc).splitlines()[0]}") from None
+        self.con = self._connect(read_only)
         self._depth = 0
         if not read_only:
             self._migrate()
+        elif self.schema_version < len(MIGRATIONS):
+            # made by an older version: bring it up to date once, then read as asked
+            self.con.close()
+            self.con = self._connect(False)
+            self._migrate()
+            self.con.close()
+            self.con = self._connect(True)
+
+    def _connect(self, read_only: bool) -> duckdb.DuckDBPyConnection:
+        try:
+            return duckdb.connect(str(self.path), read_only=read_only)
+        except duckdb.IOException as exc:
+            raise CurationError(f"catalog {self.path} cannot be opened: {str(exc).splitlines()[0]}") from None
 
     def close(self) -> None:
         self.con.close()

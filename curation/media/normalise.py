@@ -44,8 +44,11 @@ def settings(config: MediaConfig) -> dict[str, Any]:
 
 
 def settings_sha256(config: MediaConfig) -> str:
-    # int-valued floats hash as before the config was typed (keyframe_fps = 1 -> 1.0 changed nothing)
-    values = {k: int(v) if isinstance(v, float) and v.is_integer() else v for k, v in settings(config).items()}
+    # the settings hash as before the config was typed, where keyframe_fps was the integer 1:
+    # outputs made then stay up to date
+    values = settings(config)
+    if float(values["keyframe_fps"]).is_integer():
+        values["keyframe_fps"] = int(values["keyframe_fps"])
     keyed = values | {"recipe": RECIPE_VERSION}
     return hashlib.sha256(json.dumps(keyed, sort_keys=True).encode()).hexdigest()
 

@@ -43,10 +43,14 @@ def task_to_runner(task: dict[str, Any], feed: dict[str, Any] | None) -> dict[st
 
 
 def catalog_task_rows(catalog: Any) -> list[dict[str, Any]]:
-    """The latest version of every task, with the lists of the feed version it points at."""
+    """The latest version of every task, in the runner's terms: `video_feed` is the feed the task
+    uses (after the annotator's edits); `keyword_videos` / `other_videos` describe the base feed
+    the annotator was given, so that its edits show as deletions and swaps."""
     return catalog.rows("""
-        SELECT t.*, f.video_feed, f.keyword_videos, f.other_videos FROM latest_tasks t
-        JOIN feeds f ON f.feed_id = t.feed_id AND f.version = t.feed_version ORDER BY t.task_id""")
+        SELECT t.*, f.video_feed, b.keyword_videos, b.other_videos FROM latest_tasks t
+        JOIN feeds f ON f.feed_id = t.feed_id AND f.version = t.feed_version
+        JOIN feeds b ON b.feed_id = t.feed_id AND b.version = coalesce(t.base_feed_version, t.feed_version)
+        ORDER BY t.task_id""")
 
 
 def load_runner_dir(folder: Path) -> list[dict[str, Any]]:

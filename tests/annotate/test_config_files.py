@@ -20,3 +20,13 @@ def test_subcategory_choices_are_the_taxonomy_with_both_names():
         zh, en = names[choice.get("alias")]
         assert zh in choice.get("value") and en in choice.get("value")  # what annotators read
     assert root.find(".//TextArea[@name='instruction']").get("required") == "true"
+
+
+def test_the_admin_cannot_be_made_an_annotator():
+    import pytest
+
+    from curation.annotate.accounts import provision
+    from curation.core.errors import UsageError
+
+    with pytest.raises(UsageError, match="own admin account"):
+        provision("Admin@Example.org", "admin@example.org", "Sunflower-2026")

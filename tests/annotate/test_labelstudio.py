@@ -94,16 +94,22 @@ def test_annotators_log_in_and_see_only_their_own_project(exported, label_studio
 def test_a_password_file_sets_and_resets_passwords_and_a_typo_is_named(exported, label_studio, tmp_path):
     cat, _, _ = exported
     bad = tmp_path / "bad.txt"
-    bad.write_text("alice Sunflower-2026\nbob\n", encoding="utf-8")
+    bad.write_text("hana Sunflower-2026\nbob\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"bad.txt:2: write one annotator and one password"):
-        export_to_label_studio(cat, ["alice", "bob"], cat.path.parent, passwords=bad)
-    good = tmp_path / "passwords.txt"
-    good.write_text("# name password\nalice Sunflower-2026\n", encoding="utf-8")
-    export_to_label_studio(cat, ["alice", "bob"], cat.path.parent, passwords=good)
-    login(label_studio["url"], "alice@annotators.local", "Sunflower-2026")
+        export_to_label_studio(cat, ["hana"], label_studio["media"], passwords=bad)
+    first = tmp_path / "passwords.txt"
+    first.write_text("# name password\nhana Sunflower-2026\n", encoding="utf-8")
+    export_to_label_studio(cat, ["hana"], label_studio["media"], passwords=first)
+    login(label_studio["url"], "hana@annotators.local", "Sunflower-2026")
+    export_to_label_studio(cat, ["hana"], label_studio["media"])  # not in a file: her password stays
+    login(label_studio["url"], "hana@annotators.local", "Sunflower-2026")
+    reset = tmp_path / "reset.txt"
+    reset.write_text("hana Moonflower-2027\n", encoding="utf-8")
+    export_to_label_studio(cat, ["hana"], label_studio["media"], passwords=reset)
+    login(label_studio["url"], "hana@annotators.local", "Moonflower-2027")
     login(label_studio["url"], "bob@annotators.local", label_studio["annotator_password"])  # untouched
     stored = json.dumps([cat.rows("SELECT * FROM runs"), cat.rows("SELECT * FROM ls_projects")], default=str)
-    assert "Sunflower-2026" not in stored and label_studio["annotator_password"] not in stored
+    assert "flower-202" not in stored and label_studio["annotator_password"] not in stored
 
 
 class Annotators:

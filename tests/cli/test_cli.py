@@ -123,6 +123,9 @@ def test_every_user_failure_is_one_line_and_recorded(tmp_path):
     with duckdb.connect(str(db), read_only=True) as con:
         failed = dict(con.execute("SELECT stage, error FROM runs WHERE status = 'failed'").fetchall())
     assert "no clustering yet" in failed["feeds"] and "no embeddings" in failed["cluster"]
+    absent = tmp_path / "absent.duckdb"
+    out = curate("--catalog", str(absent), "qc", "validate")
+    assert out.returncode == 1 and "does not exist: run `curate ingest` first" in out.stderr and not absent.exists()
     bad = tmp_path / "bad.toml"
     bad.write_text("[feeds]\nratio_maximum = 3\n", encoding="utf-8")
     out = curate("--catalog", str(db), "--config", str(bad), "status")

@@ -27,12 +27,16 @@ def _old_catalog(path) -> None:
     con.execute("INSERT INTO tasks (task_id, version, author, status, created_at) VALUES "
                 "('gui_like_1', 1, 'alice', 'ok', now()), ('gui_like_2', 1, 'bob', 'needs_fix', now())")
     con.execute("INSERT INTO shortcut_verdicts VALUES ('gui_like_1', 1, 'shortcut_passed', 'paper', '[]', 'r', now())")
+    for _ in range(2):  # what the old media-normalise left on every re-run
+        con.execute("INSERT INTO rejects VALUES ('r', 'media-normalise', 'FakeSV', 'a.mp4', 'FakeSV/1', 'bad', 'a')")
     con.close()
 
 
 def test_a_previous_version_catalog_is_migrated_with_its_data(tmp_path):
     path = tmp_path / "old.duckdb"
     _old_catalog(path)
+    with Catalog(path, read_only=True) as cat:  # `curate status` first: migrated, then read
+        assert cat.schema_version == len(MIGRATIONS) and cat.scalar("SELECT count(*) FROM rejects") == 1
     with Catalog(path) as cat:
         assert cat.schema_version == len(MIGRATIONS)
         assert cat.rows("SELECT video_id, title FROM videos") == [{"video_id": "FakeSV/1", "title": "a"}]

@@ -35,6 +35,11 @@ def test_a_file_lays_over_the_defaults_key_by_key(tmp_path):
     ("[media]\nsuffixes = '.mp4'\n", "media.suffixes must be a list"),
     ("[[qc.shortcut.inspectors]]\nname = 'x'\nkind = 'openai'\n", "x: base_url is required"),
     ("[cluster\n", "my.toml"),
+    ("[qc.shortcut]\nconcurrency = 0\n", "qc.shortcut.concurrency must be at least 1"),
+    ("[embedding]\nbatch_size = 0\n", "embedding.batch_size must be at least 1"),
+    ("[keywords]\nstop_patterns = ['(oops']\n", "is not a regular expression"),
+    ("[feeds]\nmax_feed_len = 6\n", "must exceed anchor_max"),
+    ("[media]\nkeyframe_fps = 0\n", "media.keyframe_fps must be above 0"),
 ])
 def test_wrong_keys_and_types_are_refused_by_name(tmp_path, text, message):
     with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("(", r"\(")):
@@ -54,6 +59,20 @@ def test_environment_overrides_win_and_typos_there_are_named(tmp_path):
     assert config.media.preset == "medium"
     with pytest.raises(ConfigError, match="unknown key cluster.min_size"):
         load_config(None, environ={"CURATE__CLUSTER__MIN_SIZE": "3"})
+    # names in tables keyed by name keep their case although environment variables are upper case
+    sources = load_config(None, environ={"CURATE__SOURCES__KUAIREC__PLAYABLE": "true"}).sources
+    assert sources["KuaiRec"].playable and "kuairec" not in sources
+
+
+def test_media_settings_hash_is_the_one_outputs_were_made_with():
+    # what the untyped config hashed (keyframe_fps = 1 was an integer): outputs made then stay current
+    import hashlib
+    import json
+
+    from curation.media.normalise import settings_sha256
+    old = {"width": 720, "height": 1280, "fps": 30, "crf": 23, "preset": "veryfast", "audio_bitrate": "128k",
+           "poster_at_s": 1.0, "keyframe_fps": 1, "recipe": 1}
+    assert settings_sha256(Config().media) == hashlib.sha256(json.dumps(old, sort_keys=True).encode()).hexdigest()
 
 
 def test_printed_config_reads_back_as_the_same_config(tmp_path):

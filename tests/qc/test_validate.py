@@ -153,3 +153,25 @@ def test_runner_directory_from_the_command_line(tmp_path):
     (tmp_path / "gui_action.json").write_text("{broken", "utf-8")
     out = subprocess.run(run, cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 1 and "gui_action.json: not valid JSON" in out.stderr
+
+
+def test_catalog_tasks_are_checked_against_the_base_feed_they_were_given(clustered_catalog):
+    from curation.core.config import load_config
+    from curation.corpus.feed_edit import edit_feed
+    from curation.corpus.feeds import build_feed_set, load_feed
+    from curation.qc.validate import validate_catalog
+    from tests.qc.helpers import plant_task
+
+    cat, feeds = clustered_catalog, load_config().feeds
+    build_feed_set(cat, feeds, 1, seed=61)
+    base = load_feed(cat, "feed-61-0000")
+    edited = edit_feed(cat, base.feed_id, [{"op": "delete", "positions": [0]}], feeds, author="alice")
+    plant_task(cat, "feature_analysis_1", base.feed_id, tier="L2", subcategory="feature_analysis",
+               eval_type="label", instruction="几只猫？\nA: 一只 B: 两只", options={"A": "一只", "B": "两只"},
+               eval_config=[{"answer": "A"}])  # the runner's base lists belong to label tasks
+    cat.con.execute("UPDATE tasks SET base_feed_version = 1, feed_version = ? WHERE task_id = 'feature_analysis_1'",
+                    [edited.version])
+    _, defects, _ = validate_catalog(cat, feeds)
+    (note,) = [d for d in defects if d.code == "feed-edited"]
+    assert note.severity == "info" and "1 base videos deleted" in note.message
+    assert not [d for d in defects if d.severity != "info"], defects
