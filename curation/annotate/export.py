@@ -46,8 +46,10 @@ def ensure_project(client: Any, catalog: Catalog, run_id: str, account: Account,
                                 "AND annotator = ?", [url, annotator]).fetchone()
     live = {p.id for p in ls_call("the project list", client.projects.list)}
     if known and known[0] in live:
-        if known[1] != sha:
-            ls_call("the new labeling config", client.projects.update, id=known[0], label_config=label_config)
+        # the config on the server, not the one remembered: an annotator can change it in the web UI
+        current = ls_call("the project", client.projects.get, id=known[0]).label_config
+        if known[1] != sha or (current or "").strip() != label_config.strip():
+            ls_call("the labeling config", client.projects.update, id=known[0], label_config=label_config)
             catalog.con.execute("UPDATE ls_projects SET config_sha256 = ? WHERE base_url = ? AND "
                                 "project_id = ?", [sha, url, known[0]])
         return int(known[0])

@@ -13,6 +13,7 @@ from curation.annotate.export import export_to_label_studio
 from curation.annotate.importer import import_from_label_studio
 from curation.core.config import load_config
 from curation.core.errors import InputError
+from curation.core.resources import resource_text
 from curation.corpus.feeds import build_feed_set, load_feed
 from tests.annotate.conftest import login
 from tests.conftest import ROOT
@@ -89,6 +90,14 @@ def test_annotators_log_in_and_see_only_their_own_project(exported, label_studio
         assert session.get(f"{label_studio['url']}/api/tasks/{theirs}").status_code == 404
     with pytest.raises(AssertionError, match="could not log in"):
         login(label_studio["url"], "alice@annotators.local", "not-the-password")
+    # Community lets an annotator change her project's labeling config; the next export puts it back
+    alice = login(label_studio["url"], "alice@annotators.local", label_studio["annotator_password"])
+    changed = alice.patch(f"{label_studio['url']}/api/projects/{mine['alice']}/",
+                          json={"label_config": '<View><Text name="t" value="$feed_ref"/></View>'})
+    assert changed.status_code == 200
+    export_to_label_studio(cat, ["alice", "bob"], label_studio["media"])
+    restored = alice.get(f"{label_studio['url']}/api/projects/{mine['alice']}/").json()["label_config"]
+    assert restored.strip() == resource_text("authoring.xml").strip()
 
 
 def test_a_password_file_sets_and_resets_passwords_and_a_typo_is_named(exported, label_studio, tmp_path):
