@@ -70,3 +70,23 @@ def qc_shortcut(report: Annotated[bool, typer.Option(help="Write the HTML report
         typer.echo(f"  report: {path}")
     if counts["undecided"]:
         raise typer.Exit(1)
+
+
+@qc_app.command("report")
+def qc_report_command(
+    out: Annotated[Path | None, typer.Option(help="Where to write the report (default: reports dir / qc.html).")]
+    = None,
+) -> None:
+    """The QC funnel (authored, valid, shortcut passed, reviewed, kept / deleted / revised) beside the paper's."""
+    from curation.qc.funnel import qc_report
+
+    path = out or Path(config().reports.dir) / "qc.html"
+    with open_catalog() as cat:
+        summary = qc_report(cat, path)
+    total = summary["all"]
+    kept = total["shortcut_retained"]
+    typer.echo(f"{total['tasks']:,} tasks: {total['valid']:,} valid, {total['needs_fix']:,} need a fix, "
+               f"{total['shortcut_passed']:,} passed the shortcut filter"
+               + (f" ({kept:.1%} kept; the paper kept 74.3%)" if kept is not None else "")
+               + f", {total['reviewed_ok']:,} reviewed ok, {total['kept'] + total['revised']:,} kept or revised")
+    typer.echo(f"  report: {path}")

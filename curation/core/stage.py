@@ -30,7 +30,7 @@ T = TypeVar("T")
 STAGES: dict[str, Stage] = {}
 PIPELINE = ("ingest", "keywords", "embed", "cluster", "feeds", "feeds-edit", "feeds-export", "media-scan",
             "media-probe", "media-normalise", "media-register-synthetic", "annotate-export", "annotate-import",
-            "qc-validate", "qc-shortcut")
+            "qc-validate", "qc-shortcut", "qc-report")
 
 
 @dataclass
@@ -161,6 +161,7 @@ def all_stages() -> list[Stage]:
     import curation.media.probe
     import curation.media.scan
     import curation.media.synthetic
+    import curation.qc.funnel
     import curation.qc.shortcut
     import curation.qc.validate  # noqa: F401
 

@@ -19,6 +19,7 @@ from curation.media.normalise import normalise_media
 from curation.media.probe import probe_media
 from curation.media.scan import scan_media
 from curation.media.synthetic import register_synthetic
+from curation.qc.funnel import qc_report
 from curation.qc.shortcut import filter_shortcuts
 from curation.qc.validate import validate_catalog
 from tests.conftest import FIXTURES
@@ -69,6 +70,7 @@ def test_every_stage_keeps_to_its_declared_tables(clustered_catalog, tmp_path):
                eval_config=[{"answer": "A"}])
     run_traced(cat, "qc-validate", lambda: validate_catalog(cat, config.feeds), seen)
     run_traced(cat, "qc-shortcut", lambda: filter_shortcuts(cat, config.qc.shortcut), seen)
+    run_traced(cat, "qc-report", lambda: qc_report(cat, tmp_path / "qc.html"), seen)
 
     declared = {s.name for s in all_stages()}
     assert declared - SERVER_STAGES == seen  # no stage left unchecked

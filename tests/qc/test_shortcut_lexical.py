@@ -4,6 +4,7 @@ from dataclasses import replace
 from curation.annotate.render import render_feed
 from curation.core.config import InspectorConfig, load_config
 from curation.corpus.feeds import load_feed
+from curation.qc.funnel import qc_report
 from curation.qc.prompts import CANNOT_ANSWER, UNPARSED, build_prompt, parse_label_answer
 from curation.qc.shortcut import TaskView, decide, filter_shortcuts, load_views
 from curation.qc.shortcut_report import disagreements, run_verdicts, shortcut_summary, write_report
@@ -50,6 +51,11 @@ def test_lexical_inspector_discards_what_a_title_gives_away(clustered_catalog, t
     assert states == {"feature_analysis_1": "shortcut_discarded", "feature_analysis_2": "shortcut_passed",
                       "robust_evaluation_1": "shortcut_passed", "moderation_1": "shortcut_passed",
                       "event_association_1": "needs_fix"}  # a discarded task is out of the flow, on record
+    funnel = qc_report(cat, tmp_path / "qc.html")["all"]
+    assert (funnel["tasks"], funnel["authored"], funnel["valid"], funnel["needs_fix"]) == (5, 5, 4, 1)
+    assert (funnel["shortcut_passed"], funnel["shortcut_discarded"], funnel["shortcut_retained"]) == (3, 1, 0.75)
+    report = (tmp_path / "qc.html").read_text(encoding="utf-8")
+    assert "74.3%" in report and "<svg" in report and "L2 feature_analysis" in report
     explained = "\n".join(explain_task(cat, "feature_analysis_1"))
     assert "v1: valid -> shortcut_discarded (qc-shortcut" in explained
     assert "solved from metadata by lexical" in explained
