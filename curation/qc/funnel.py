@@ -60,7 +60,7 @@ def _funnel_svg(total: dict[str, Any], width: int = 520) -> str:
     top = max(total["authored"], 1)
     bars = []
     for n, (name, value) in enumerate(steps):
-        w = max(2, (width - 160) * value / top)
+        w = max(2, (width - 210) * value / top)  # room for the count after the bar
         bars.append(f'<rect x="150" y="{10 + n * 28}" width="{w:.1f}" height="20" fill="#4a7ab5"/>'
                     f'<text x="140" y="{25 + n * 28}" font-size="12" text-anchor="end">{name}</text>'
                     f'<text x="{155 + w:.1f}" y="{25 + n * 28}" font-size="12">{value}</text>')
