@@ -91,10 +91,6 @@ def annotator_email(name: str) -> str:
     return (name if "@" in name else f"{name}@annotators.local").lower()
 
 
-def annotator_name(email: str) -> str:
-    return email.removesuffix("@annotators.local")
-
-
 def read_passwords(path: Path | None) -> dict[str, str]:
     """`name password` per line ('#' comments); one clear error per bad line."""
     if path is None:

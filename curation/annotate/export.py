@@ -27,7 +27,7 @@ from curation.annotate.render import render_feed
 from curation.core.catalog import Catalog
 from curation.core.errors import AnnotationError, UsageError
 from curation.core.resources import resource_text
-from curation.core.stage import StageRun, stage
+from curation.core.stage import RunResult, StageRun, stage
 from curation.corpus.feeds import latest_feeds
 
 
@@ -70,12 +70,8 @@ def ensure_project(client: Any, catalog: Catalog, run_id: str, account: Account,
 
 
 @dataclass
-class ExportResult:
-    counts: dict[str, Any]
+class ExportResult(RunResult):
     passwords: dict[str, str] = field(default_factory=dict)  # chosen here: shown once, never stored
-
-    def __getitem__(self, key: str) -> Any:
-        return self.counts[key]
 
 
 def ensure_account(catalog: Catalog, annotator: str, admin_email: str, from_file: dict[str, str],

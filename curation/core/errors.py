@@ -43,6 +43,3 @@ class MediaError(CurationError):
 class AnnotationError(CurationError):
     """Label Studio is unreachable, refused us, or answered something unusable."""
 
-
-class ServiceError(CurationError):
-    """A model endpoint or other service the stage depends on failed."""

@@ -71,6 +71,17 @@ class StageRun:
                                    "raw_ref": raw_ref, "record_id": record_id, "reason": reason, "raw": raw})
 
 
+@dataclass
+class RunResult:
+    """What a stage hands back: its counts (as recorded in `runs`) and, in subclasses, what it
+    returns beside them. Indexing reads the counts."""
+
+    counts: dict[str, Any]
+
+    def __getitem__(self, key: str) -> Any:
+        return self.counts[key]
+
+
 @dataclass(frozen=True)
 class Stage:
     name: str

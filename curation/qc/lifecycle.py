@@ -32,7 +32,6 @@ TRANSITIONS: dict[str, frozenset[str]] = {
     "revised": frozenset(),
 }
 STATES = tuple(TRANSITIONS)
-RELEASABLE = frozenset({"kept", "reviewed_ok"})  # and the latest version of a revision, once it gets there
 
 
 class LifecycleError(CurationError):

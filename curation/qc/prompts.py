@@ -17,7 +17,6 @@ UNPARSED = "unparsed"
 _CANNOT = re.compile(r"无法回答|不能回答|无法确定|cannot\s+(?:be\s+)?answer", re.IGNORECASE)
 
 
-TEMPLATES = ("paper", "compact")  # paper: the LivingScreen paper's wording; compact: a shorter variant
 
 
 @cache

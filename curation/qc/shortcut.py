@@ -21,7 +21,7 @@ from curation.annotate.taxonomy import load_taxonomy
 from curation.core.catalog import Catalog, now
 from curation.core.config import ShortcutConfig, as_dict
 from curation.core.progress import note
-from curation.core.stage import StageRun, stage
+from curation.core.stage import RunResult, StageRun, stage
 from curation.corpus.visible import VisibleVideo, load_visible
 from curation.qc.inspectors import LexicalInspector, OpenAIInspector, RetryableError, make_inspectors
 from curation.qc.lifecycle import move
@@ -158,16 +158,12 @@ def verdict_config(config: ShortcutConfig, inspectors: list[LexicalInspector | O
 
 
 @dataclass
-class ShortcutRun:
+class ShortcutRun(RunResult):
     """What one run of the filter judged, for its report."""
 
-    counts: dict[str, Any]
     config: dict[str, Any]
     config_sha256: str
     judged: list[tuple[str, int]]
-
-    def __getitem__(self, key: str) -> Any:
-        return self.counts[key]
 
 
 @stage("qc-shortcut", command="curate qc shortcut", batched=True,
