@@ -67,6 +67,15 @@ def explain_task(cat: Catalog, task_id: str) -> list[str]:
             raw = (answer.get("raw") or "").replace("\n", " ")[:80]
             lines.append(f"  {answer['inspector']} #{answer['sample']}: {answer['parsed']} "
                          f"({'correct' if answer['correct'] else 'not correct'}) {raw!r}")
+    for review in cat.rows("SELECT * FROM reviews WHERE task_id = ? ORDER BY task_version", [task_id]):
+        lines.append(f"review, version {review['task_version']}: {review['outcome']} by {review['reviewer']}"
+                     + (f": {review['reason']}" if review["reason"] else ""))
+    for decision in cat.rows("SELECT * FROM decisions WHERE task_id = ? ORDER BY task_version", [task_id]):
+        lines.append(f"decision, version {decision['task_version']}: {decision['decision']} by "
+                     f"{decision['decided_by']}" + (f" ({', '.join(decision['delete_reasons'])})"
+                                                    if decision["delete_reasons"] else "")
+                     + (f"; note: {decision['note']}" if decision["note"] else "")
+                     + (f"; new version v{decision['revised_version']}" if decision["revised_version"] else ""))
     return lines
 
 

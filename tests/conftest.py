@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from curation.core.catalog import Catalog
+from tests.labelstudio import label_studio, ls_client  # noqa: F401  (the real server, for every folder)
 
 ROOT = Path(__file__).resolve().parents[1]
 RAW = ROOT / "raw"

@@ -23,9 +23,11 @@ def ls_call(what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
     try:
         return fn(*args, **kwargs)
     except ApiError as exc:
-        detail = exc.body.get("detail") if isinstance(exc.body, dict) else None
+        body = exc.body if isinstance(exc.body, dict) else {}
+        # a validation error names the field that failed in `validation_errors`, not in `detail`
+        detail = " ".join(str(part) for part in (body.get("detail"), body.get("validation_errors")) if part)
         raise AnnotationError(f"Label Studio refused {what}: HTTP {exc.status_code}"
-                              + (f" ({str(detail)[:200]})" if detail else "")) from None
+                              + (f" ({detail[:300]})" if detail else "")) from None
     except OSError as exc:
         raise AnnotationError(f"Label Studio did not answer {what} ({type(exc).__name__})") from None
     except Exception as exc:  # httpx's transport errors are not OSErrors

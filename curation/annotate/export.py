@@ -23,6 +23,7 @@ from curation.annotate.accounts import (
     read_passwords,
 )
 from curation.annotate.client import base_url, connect, ls_call
+from curation.annotate.projects import ensure_project as ensure_project_in
 from curation.annotate.render import render_feed
 from curation.core.catalog import Catalog
 from curation.core.errors import AnnotationError, UsageError
@@ -40,33 +41,11 @@ def ensure_project(client: Any, catalog: Catalog, run_id: str, account: Account,
                    media_root: Path) -> int:
     """The annotator's authoring project in their organization (the admin must be working in it)."""
     annotator = account.annotator
-    url = base_url()
-    sha = hashlib.sha256(label_config.encode()).hexdigest()
-    known = catalog.con.execute("SELECT project_id, config_sha256 FROM ls_projects WHERE base_url = ? "
-                                "AND annotator = ?", [url, annotator]).fetchone()
-    live = {p.id for p in ls_call("the project list", client.projects.list)}
-    if known and known[0] in live:
-        # the config on the server, not the one remembered: an annotator can change it in the web UI
-        current = ls_call("the project", client.projects.get, id=known[0]).label_config
-        if known[1] != sha or (current or "").strip() != label_config.strip():
-            ls_call("the labeling config", client.projects.update, id=known[0], label_config=label_config)
-            catalog.con.execute("UPDATE ls_projects SET config_sha256 = ? WHERE base_url = ? AND "
-                                "project_id = ?", [sha, url, known[0]])
-        return int(known[0])
-    if known:  # the project was deleted on the server: forget its tasks, start afresh
-        catalog.con.execute("DELETE FROM ls_tasks WHERE base_url = ? AND project_id = ?", [url, known[0]])
-        catalog.con.execute("DELETE FROM ls_projects WHERE base_url = ? AND project_id = ?", [url, known[0]])
-    project = ls_call(f"a project for {annotator}", client.projects.create,
-                      title=f"LivingScreen authoring · {annotator}", label_config=label_config,
-                      description=f"Feeds for {annotator} to write tasks on. Guide: annotation/GUIDE.md")
-    if media_root.is_dir():
-        ls_call("serving the normalised media", client.import_storage.local.create, project=project.id,
-                path=str(media_root.resolve()), title="normalised media", use_blob_urls=False)
-    catalog.insert("ls_projects", {"base_url": url, "annotator": annotator, "project_id": project.id,
-                                   "title": project.title, "config_sha256": sha, "run_id": run_id,
-                                   "organization_id": account.organization_id,
-                                   "annotator_user_id": account.user_id})
-    return int(project.id)
+    return ensure_project_in(
+        client, catalog, "ls_projects", "ls_tasks", {"base_url": base_url(), "annotator": annotator}, label_config,
+        f"LivingScreen authoring · {annotator}", f"Feeds for {annotator} to write tasks on. Guide: annotation/GUIDE.md",
+        media_root, {"run_id": run_id, "organization_id": account.organization_id,
+                     "annotator_user_id": account.user_id})
 
 
 @dataclass
@@ -81,9 +60,13 @@ def ensure_account(catalog: Catalog, annotator: str, admin_email: str, from_file
     url = base_url()
     known = catalog.rows("SELECT project_id, annotator_user_id, organization_id FROM ls_projects "
                          "WHERE base_url = ? AND annotator = ?", [url, annotator])
-    if known and known[0]["organization_id"] is not None and annotator not in from_file:
-        return Account(annotator, annotator_email(annotator), known[0]["annotator_user_id"],
-                       known[0]["organization_id"], False, None)
+    elsewhere = catalog.rows("SELECT user_id AS annotator_user_id, organization_id FROM qc_projects "
+                             "WHERE base_url = ? AND person = ? AND purpose <> 'adjudication' "
+                             "AND organization_id IS NOT NULL", [url, annotator])
+    for found in (known, elsewhere):
+        if found and found[0]["organization_id"] is not None and annotator not in from_file:
+            return Account(annotator, annotator_email(annotator), found[0]["annotator_user_id"],
+                           found[0]["organization_id"], False, None)
     password, generated = choose_password(annotator, from_file)
     legacy = [r["project_id"] for r in known if r["organization_id"] is None]
     account = provision(annotator, admin_email, password, reset=annotator in from_file, move_projects=legacy)
@@ -97,7 +80,7 @@ def ensure_account(catalog: Catalog, annotator: str, admin_email: str, from_file
 
 
 @stage("annotate-export", command="curate annotate export --annotators a,b", batched=True,
-       reads=("feeds", "videos", "comments", "media_outputs", "ls_projects", "ls_tasks", "tasks"),
+       reads=("feeds", "videos", "comments", "media_outputs", "ls_projects", "ls_tasks", "tasks", "qc_projects"),
        writes=("ls_projects", "ls_tasks"), summary="one Label Studio authoring project per annotator, "
        "each in the annotator's own organization")
 def export_to_label_studio(run: StageRun, annotators: list[str], media_root: Path,

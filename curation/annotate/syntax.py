@@ -158,3 +158,25 @@ def parse_feed_edits(text: str | None, feed_len: int) -> tuple[list[dict[str, An
         else:
             errors.append(f"{where}: cannot read {line!r}; use order, delete or swap")
     return ops, errors
+
+
+def render_platform_state(checks: list[dict[str, Any]] | None) -> str:
+    """Checks back in the authoring syntax (1-based positions): what a reviewer or the group reads,
+    and what a revision starts from. `parse_platform_state` reads it back to the same checks."""
+    verbs = {func: verb for verb, func in CHECK_FUNCS.items()}
+    lines = []
+    for check in checks or []:
+        verb, args = verbs.get(check.get("func", ""), check.get("func", "?")), check.get("args") or {}
+        ids = args.get("video_ids", args.get("video_id"))
+        where = ",".join(str(i + 1) for i in (ids if isinstance(ids, list) else [ids]) if i is not None)
+        line = f"{verb} {where}"
+        if verb == "report":
+            line += f" {args.get('expected_cat', '')}"
+            if args.get("expected_reason") is not None:
+                line += f' "{args["expected_reason"]}"'
+        elif verb == "comment" and args.get("comment") is not None:
+            line += f' "{args["comment"]}"'
+        elif verb == "playback":
+            line += (f" {args['target_pct'] * 100:g}%" if "target_pct" in args else f" {args.get('target_sec', 0):g}s")
+        lines.append(line)
+    return "\n".join(lines)

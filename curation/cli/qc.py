@@ -64,7 +64,8 @@ def qc_shortcut(report: Annotated[bool, typer.Option(help="Write the HTML report
     judged = counts["passed"] + counts["discarded"]
     typer.echo(f"{counts['tasks']:,} tasks: {counts['passed']:,} passed, {counts['discarded']:,} discarded"
                f" (retention {counts['passed'] / max(judged, 1):.1%}; the paper kept {PAPER_RETENTION:.1%}), "
-               f"{counts['undecided']:,} undecided; {counts['requests']:,} model requests sent, "
+               f"{counts['undecided']:,} undecided; {counts['not_filtered']:,} platform tasks outside the filter's "
+               f"tiers passed on to review; {counts['requests']:,} model requests sent, "
                f"{counts['failed']:,} failed")
     if path:
         typer.echo(f"  report: {path}")
@@ -90,3 +91,121 @@ def qc_report_command(
                + (f" ({kept:.1%} kept; the paper kept 74.3%)" if kept is not None else "")
                + f", {total['reviewed_ok']:,} reviewed ok, {total['kept'] + total['revised']:,} kept or revised")
     typer.echo(f"  report: {path}")
+
+
+calibrate_app = typer.Typer(no_args_is_help=True, help="The pilot batch and the calibration meeting.")
+review_app = typer.Typer(no_args_is_help=True, help="Blind cross-annotator review.")
+adjudicate_app = typer.Typer(no_args_is_help=True, help="The group's decision on escalated tasks.")
+qc_app.add_typer(calibrate_app, name="calibrate")
+qc_app.add_typer(review_app, name="review")
+qc_app.add_typer(adjudicate_app, name="adjudicate")
+
+PASSWORDS_HELP = "File of 'name password' lines for accounts made here (as in `curate annotate export`)."
+
+
+def _show_passwords(result) -> None:
+    from curation.annotate.accounts import annotator_email
+
+    for person, password in sorted(result.passwords.items()):
+        typer.echo(f"  new account {person} ({annotator_email(person)}), password {password} "
+                   "(shown once, stored nowhere)")
+
+
+@calibrate_app.command("export")
+def calibrate_export(
+    annotators: Annotated[str, typer.Option(help="Comma-separated annotators; each gets the same pilot batch.")],
+    pilot: Annotated[int | None, typer.Option(help="Number of pilot feeds; annotators write a task on each.")]
+    = None,
+    seed: Annotated[int, typer.Option(help="Chooses the pilot feeds.")] = 0,
+    questions: Annotated[Path | None, typer.Option(
+        help="YAML list of fixed questions (feed, question, options) that everyone answers, instead of --pilot.")]
+    = None,
+    passwords: Annotated[Path | None, typer.Option(help=PASSWORDS_HELP)] = None,
+) -> None:
+    """The same pilot material into a pilot project of every annotator's own (never benchmark tasks)."""
+    from curation.qc.calibrate import export_pilot
+
+    with open_catalog() as cat:
+        result = export_pilot(cat, annotators.split(","), pilot, seed, questions, Path(config().media.output_dir),
+                              passwords)
+    typer.echo(f"pilot round {result['round']}: {result['items']} items per annotator; {result['sent']:,} tasks "
+               f"sent, {result['already_sent']:,} already there; {result['accounts_created']} accounts created")
+    _show_passwords(result)
+
+
+@calibrate_app.command("import")
+def calibrate_import(
+    round_name: Annotated[str | None, typer.Option("--round", help="The pilot round to report (default: newest).")]
+    = None,
+) -> None:
+    """The pilot answers back; agreement for the meeting as calibration.md and calibration.html."""
+    from curation.core.errors import UsageError
+    from curation.qc.calibrate import fields_of, import_pilot
+    from curation.qc.calibration_report import figure, write_calibration
+
+    with open_catalog() as cat:
+        result = import_pilot(cat)
+        newest = cat.scalar("SELECT round FROM qc_items WHERE purpose LIKE 'pilot%' ORDER BY created_at DESC LIMIT 1")
+    typer.echo(f"{result['answers']:,} pilot answers: {result['new']:,} new, {result['changed']:,} changed, "
+               f"{result['unchanged']:,} unchanged; {result['unanswered']:,} pilot tasks not answered yet")
+    chosen = round_name or newest
+    if chosen is None:
+        raise UsageError("no pilot round has been sent: run `curate qc calibrate export` first")
+    rows = (result.rounds or {}).get(chosen)
+    if not rows:
+        known = ", ".join(sorted(result.rounds or {})) or "none yet"
+        raise UsageError(f"no answers for round {chosen!r} (rounds with answers: {known})")
+    md, page_path, agreement = write_calibration(rows, chosen, fields_of(chosen), Path(config().reports.dir),
+                                                 (result.members or {}).get(chosen))
+    typer.echo(f"round {chosen}: Krippendorff's alpha " + ", ".join(
+        f"{field} {figure(a.alpha)}" for field, a in agreement.items()))
+    typer.echo(f"  agenda: {md}\n  report: {page_path}")
+
+
+@review_app.command("export")
+def review_export(
+    reviewers: Annotated[str, typer.Option(help="Comma-separated reviewers (annotators); nobody gets their own task.")],
+    seed: Annotated[int, typer.Option(help="Breaks ties in the assignment.")] = 0,
+    passwords: Annotated[Path | None, typer.Option(help=PASSWORDS_HELP)] = None,
+) -> None:
+    """Every shortcut-passed task to one reviewer, blind; a task keeps its reviewer on re-runs."""
+    from curation.qc.review import export_reviews
+
+    with open_catalog() as cat:
+        result = export_reviews(cat, reviewers.split(","), seed, Path(config().media.output_dir), passwords)
+    typer.echo(f"{result['tasks']:,} tasks to review: {result['sent']:,} sent, {result['already_sent']:,} already "
+               "there; " + ", ".join(f"{p} {n:,}" for p, n in sorted(result["per_reviewer"].items())))
+    _show_passwords(result)
+
+
+@review_app.command("import")
+def review_import() -> None:
+    """Reviews back: the same answer and no flag is reviewed_ok; anything else is escalated with why."""
+    from curation.qc.review import import_reviews
+
+    with open_catalog() as cat:
+        c = import_reviews(cat)
+    typer.echo(f"{c['reviews']:,} reviews: {c['reviewed_ok']:,} reviewed ok, {c['escalated']:,} escalated, "
+               f"{c['unchanged']:,} already imported; {c['unreadable']:,} sent back to the reviewer to fix, "
+               f"{c['unanswered']:,} not reviewed yet")
+
+
+@adjudicate_app.command("export")
+def adjudicate_export() -> None:
+    """Every escalated task, with both answers, flags and comment, into the adjudication project."""
+    from curation.qc.adjudicate import export_adjudication
+
+    with open_catalog() as cat:
+        c = export_adjudication(cat, Path(config().media.output_dir))
+    typer.echo(f"{c['escalated']:,} escalated tasks: {c['sent']:,} sent, {c['already_sent']:,} already there")
+
+
+@adjudicate_app.command("import")
+def adjudicate_import() -> None:
+    """The group's decisions back: kept, deleted with reasons, or revised (the new version goes round again)."""
+    from curation.qc.adjudicate import import_adjudication
+
+    with open_catalog() as cat:
+        c = import_adjudication(cat)
+    typer.echo(f"{c['decisions']:,} decisions: {c['kept']:,} kept, {c['deleted']:,} deleted, {c['revised']:,} "
+               f"revised; {c['needs_fix']:,} sent back to fix, {c['undecided']:,} not decided yet")

@@ -198,6 +198,39 @@ MIGRATIONS: list[str] = [
     SELECT task_id, version, to_state AS state, moved_at AS since FROM task_transitions
     QUALIFY seq = max(seq) OVER (PARTITION BY task_id, version);
     """,
+    # 11: the QC projects beyond authoring (pilot, review, adjudication), what was sent to them,
+    # and what came back: calibration answers, blind reviews, group decisions
+    """
+    CREATE TABLE qc_projects (
+        base_url VARCHAR NOT NULL, project_id INTEGER NOT NULL, purpose VARCHAR NOT NULL, person VARCHAR NOT NULL,
+        organization_id INTEGER, user_id INTEGER, title VARCHAR, config_sha256 VARCHAR, run_id VARCHAR,
+        PRIMARY KEY (base_url, project_id)
+    );
+    CREATE UNIQUE INDEX qc_projects_person ON qc_projects (base_url, purpose, person);
+    CREATE TABLE qc_items (
+        base_url VARCHAR NOT NULL, ls_task_id INTEGER NOT NULL, project_id INTEGER, purpose VARCHAR,
+        person VARCHAR, round VARCHAR, item VARCHAR, task_id VARCHAR, task_version INTEGER,
+        feed_id VARCHAR, feed_version INTEGER, question JSON, run_id VARCHAR, created_at TIMESTAMP,
+        PRIMARY KEY (base_url, ls_task_id)
+    );
+    CREATE TABLE calibration_answers (
+        round VARCHAR NOT NULL, item VARCHAR NOT NULL, annotator VARCHAR NOT NULL, tier VARCHAR,
+        subcategory VARCHAR, answer VARCHAR, instruction VARCHAR, ls_annotation_id INTEGER,
+        annotation_sha256 VARCHAR, run_id VARCHAR, created_at TIMESTAMP,
+        PRIMARY KEY (round, item, annotator)
+    );
+    CREATE TABLE reviews (
+        task_id VARCHAR NOT NULL, task_version INTEGER NOT NULL, reviewer VARCHAR, answer VARCHAR,
+        platform_state VARCHAR, flags VARCHAR[], comment VARCHAR, outcome VARCHAR, reason VARCHAR,
+        ls_task_id INTEGER, ls_annotation_id INTEGER, annotation_sha256 VARCHAR, run_id VARCHAR,
+        created_at TIMESTAMP, PRIMARY KEY (task_id, task_version)
+    );
+    CREATE TABLE decisions (
+        task_id VARCHAR NOT NULL, task_version INTEGER NOT NULL, decision VARCHAR, delete_reasons VARCHAR[],
+        note VARCHAR, decided_by VARCHAR, revised_version INTEGER, ls_task_id INTEGER, ls_annotation_id INTEGER,
+        annotation_sha256 VARCHAR, run_id VARCHAR, created_at TIMESTAMP, PRIMARY KEY (task_id, task_version)
+    );
+    """,
 ]
 
 

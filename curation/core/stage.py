@@ -30,7 +30,8 @@ T = TypeVar("T")
 STAGES: dict[str, Stage] = {}
 PIPELINE = ("ingest", "keywords", "embed", "cluster", "feeds", "feeds-edit", "feeds-export", "media-scan",
             "media-probe", "media-normalise", "media-register-synthetic", "annotate-export", "annotate-import",
-            "qc-validate", "qc-shortcut", "qc-report")
+            "qc-calibrate-export", "qc-calibrate-import", "qc-validate", "qc-shortcut", "qc-review-export",
+            "qc-review-import", "qc-adjudicate-export", "qc-adjudicate-import", "qc-report")
 
 
 @dataclass
@@ -172,7 +173,10 @@ def all_stages() -> list[Stage]:
     import curation.media.probe
     import curation.media.scan
     import curation.media.synthetic
+    import curation.qc.adjudicate
+    import curation.qc.calibrate
     import curation.qc.funnel
+    import curation.qc.review
     import curation.qc.shortcut
     import curation.qc.validate  # noqa: F401
 

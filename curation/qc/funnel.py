@@ -34,7 +34,8 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     def counts(group: list[dict[str, Any]]) -> dict[str, Any]:
         reached = Counter(step for r in group for step in set(r["reached"]))
         judged = reached["shortcut_passed"] + reached["shortcut_discarded"]
-        reviewed = reached["reviewed_ok"] + reached["escalated"]
+        # a task reviewed twice (a revision goes round again) is one reviewed task
+        reviewed = sum(1 for r in group if {"reviewed_ok", "escalated"} & set(r["reached"]))
         return {"tasks": len(group), **{s: reached[s] for s in (*STEPS, "needs_fix", "shortcut_discarded")},
                 "shortcut_retained": _rate(reached["shortcut_passed"], judged),
                 "deleted_after_review": _rate(reached["deleted"], reviewed),

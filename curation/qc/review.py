@@ -10,8 +10,25 @@ only add to the loads. A new version of a task may go to someone else.
 from __future__ import annotations
 
 import hashlib
+import html
+import json
+from pathlib import Path
+from typing import Any
 
+from curation.annotate.export import ExportResult
+from curation.annotate.importer import feedback_text
+from curation.annotate.projects import annotation_sha, latest_annotation, read_fields, write_feedback
+from curation.annotate.render import render_feed
+from curation.annotate.syntax import parse_platform_state, render_platform_state
+from curation.annotate.taxonomy import load_taxonomy
+from curation.core.catalog import Catalog, now
 from curation.core.errors import UsageError
+from curation.core.progress import note
+from curation.core.resources import resource_text
+from curation.core.stage import StageRun, stage
+from curation.corpus.feeds import load_feed
+from curation.qc.lifecycle import move, state_of
+from curation.qc.workspace import open_session, person_project, returned_tasks, send_items, sent_items
 
 TaskKey = tuple[str, int]  # (task_id, version)
 
@@ -37,3 +54,154 @@ def assign_reviewers(tasks: dict[TaskKey, str], reviewers: list[str], seed: int,
         assigned[key] = chosen
         load[chosen] += 1
     return assigned
+
+
+# ---- the review stages: `curate qc review export | import` ----------------------------------
+
+PURPOSE = "review"
+FLAGS = ("ambiguous", "poorly_worded", "disagree", "other")
+
+
+def task_html(task: dict[str, Any]) -> str:
+    """What the reviewer reads: the instruction and its options, never the author's answer."""
+    options = json.loads(task["options"]) if task["options"] else {}
+    listed = "".join(f"<li><b>{html.escape(k)}</b>: {html.escape(v)}</li>" for k, v in options.items())
+    kind = ("Choose the answer / 请选择答案" if task["eval_type"] == "label"
+            else "Write the end state the agent should reach / 请写出智能体应达到的最终状态")
+    return (f'<div class="ls-task"><div class="ls-meta">{html.escape(task["tier"] or "")} · '
+            f'{html.escape(task["subcategory"] or "")} · {kind}</div>'
+            f'<p><b>{html.escape(task["instruction"] or "")}</b></p>' + (f"<ul>{listed}</ul>" if listed else "")
+            + "</div>")
+
+
+def reviewable(catalog: Catalog) -> list[dict[str, Any]]:
+    return catalog.rows("SELECT t.* FROM tasks t JOIN task_states s ON s.task_id = t.task_id AND s.version = t.version "
+                        "WHERE s.state = 'shortcut_passed' ORDER BY t.task_id, t.version")
+
+
+def _check_reviewers(reviewers: list[str], *_: Any, **__: Any) -> None:
+    if len({r.strip() for r in reviewers if r.strip()}) < 2:
+        raise UsageError("review needs at least two reviewers, so that nobody reviews their own task: "
+                         "--reviewers alice,bob")
+
+
+@stage("qc-review-export", command="curate qc review export --reviewers a,b,c", batched=True,
+       reads=("tasks", "task_transitions", "feeds", "videos", "comments", "media_outputs", "ls_projects",
+              "qc_projects", "qc_items"),
+       writes=("qc_projects", "qc_items"), check=_check_reviewers,
+       summary="every shortcut-passed task to one reviewer who is not its author, blind (no answer shown)")
+def export_reviews(run: StageRun, reviewers: list[str], seed: int = 0, media_root: Path | None = None,
+                   passwords: Path | None = None) -> ExportResult:
+    catalog = run.db
+    people = sorted({r.strip() for r in reviewers if r.strip()})
+    tasks = {(t["task_id"], t["version"]): t for t in reviewable(catalog)}
+    previous = {(r["task_id"], r["task_version"]): r["person"] for r in catalog.rows(
+        "SELECT DISTINCT task_id, task_version, person FROM qc_items WHERE purpose = ?", [PURPOSE])}
+    assigned = assign_reviewers({k: t["author"] for k, t in tasks.items()}, people, seed, previous)
+    run.params.update(reviewers=people, seed=seed, tasks=len(tasks))
+    result = ExportResult(run.counts)
+    run.counts.update(tasks=len(tasks), sent=0, already_sent=0, accounts_created=0,
+                      per_reviewer={p: sum(1 for r in assigned.values() if r == p) for p in people})
+    session = open_session(passwords)
+    media = media_root or Path("build/media")
+    for person in people:
+        mine = [tasks[k] for k, who in sorted(assigned.items()) if who == person]
+        if not mine:
+            continue
+        with person_project(run, session, result, PURPOSE, person, resource_text("review.xml"),
+                            f"LivingScreen review · {person}", "Tasks other annotators wrote: answer each one "
+                            "yourself and flag what is wrong. Guide: annotation/GUIDE.md", media) as project_id:
+            have = sent_items(catalog, project_id)
+            todo = [t for t in mine if f"{t['task_id']}@v{t['version']}" not in have]
+            run.counts["already_sent"] += len(mine) - len(todo)
+            payload = []
+            for t in todo:
+                feed = load_feed(catalog, t["feed_id"], t["feed_version"])
+                data = {"task_ref": f"{t['task_id']} · v{t['version']} · {feed.feed_id} v{feed.version}",
+                        "task_html": task_html(t), "feed_html": render_feed(catalog, feed, media), "feedback": "",
+                        "task_id": t["task_id"], "task_version": t["version"]}
+                record = {"item": f"{t['task_id']}@v{t['version']}", "task_id": t["task_id"],
+                          "task_version": t["version"], "feed_id": feed.feed_id, "feed_version": feed.version}
+                payload.append((record, data))
+            run.counts["sent"] += send_items(run, session, project_id, PURPOSE, person, payload,
+                                             f"the review tasks for {person}")
+    return result
+
+
+def compare(task: dict[str, Any], answer: str | None, platform_state: str | None, flags: list[str],
+            feed_len: int) -> tuple[str | None, list[str], list[str]]:
+    """(outcome, reasons, problems for the reviewer): reviewed_ok, escalated, or None while the
+    review cannot be read (the reviewer is told why)."""
+    reasons = [f"flagged {', '.join(flags)}"] if flags else []
+    expected = json.loads(task["eval_config"]) if task["eval_config"] else []
+    if task["eval_type"] == "label":
+        author = expected[0]["answer"] if expected else None
+        if answer is None:
+            return ("escalated", reasons, []) if flags else (None, [], ["choose your answer (A–F)"])
+        if answer != author:
+            reasons.append(f"answers differ: author {author}, reviewer {answer}")
+    else:
+        checks, errors = parse_platform_state(platform_state, feed_len, load_taxonomy().report_categories)
+        if errors or not checks:
+            if flags:
+                return "escalated", reasons + [f"reviewer's end state unreadable: {'; '.join(errors) or 'empty'}"], []
+            return None, [], errors or ["write the end state you expect, one check per line (e.g. 'like 3')"]
+        if len(checks) != len(expected):
+            reasons.append(f"end states differ: author has {len(expected)} checks, reviewer {len(checks)}")
+        for n, (mine, theirs) in enumerate(zip(expected, checks, strict=False), start=1):
+            if mine != theirs:
+                reasons.append(f"check {n} differs: author {render_platform_state([mine])!r}, "
+                               f"reviewer {render_platform_state([theirs])!r}")
+    return ("escalated" if reasons else "reviewed_ok"), reasons, []
+
+
+@stage("qc-review-import", command="curate qc review import", batched=True,
+       reads=("qc_projects", "qc_items", "tasks", "task_transitions", "feeds", "reviews"),
+       writes=("reviews", "task_transitions"),
+       summary="blind reviews back: the same answer and no flag is reviewed_ok, anything else escalated")
+def import_reviews(run: StageRun) -> dict[str, Any]:
+    catalog = run.db
+    session = open_session()
+    run.counts.update(reviews=0, reviewed_ok=0, escalated=0, unchanged=0, unreadable=0, unanswered=0,
+                      changed_after_decision=0, no_longer_in_review=0)
+    for project, task, item in returned_tasks(run, session, PURPOSE):
+        annotation = latest_annotation(task)
+        if annotation is None:
+            run.counts["unanswered"] += 1
+            continue
+        run.counts["reviews"] += 1
+        key = [item["task_id"], item["task_version"]]
+        result = annotation.get("result") or []
+        sha = annotation_sha(result)
+        before = catalog.rows("SELECT annotation_sha256 FROM reviews WHERE task_id = ? AND task_version = ?", key)
+        if before:
+            changed = before[0]["annotation_sha256"] != sha
+            run.counts["changed_after_decision" if changed else "unchanged"] += 1
+            if changed:
+                note(f"warning: {key[0]} v{key[1]}: {project['person']} changed the review after it was imported; "
+                     "the first review stands (the decision is already made)")
+            continue
+        if state_of(catalog, *key) != "shortcut_passed":
+            run.counts["no_longer_in_review"] += 1
+            continue
+        row = catalog.rows("SELECT * FROM tasks WHERE task_id = ? AND version = ?", key)[0]
+        fields = read_fields(result)
+        flags = [f for f in fields.get("flags") or [] if f in FLAGS]
+        answer = (fields.get("answer") or [None])[0]
+        feed_len = len(load_feed(catalog, row["feed_id"], row["feed_version"]).video_feed)
+        outcome, reasons, problems = compare(row, answer, fields.get("platform_state"), flags, feed_len)
+        write_feedback(session.client, task, feedback_text(problems))
+        if outcome is None:
+            run.counts["unreadable"] += 1
+            continue
+        reason = "; ".join(reasons) + (f"; comment: {fields['comment']}" if fields.get("comment") else "")
+        with catalog.transaction():
+            catalog.insert("reviews", {
+                "task_id": key[0], "task_version": key[1], "reviewer": project["person"], "answer": answer,
+                "platform_state": fields.get("platform_state"), "flags": flags, "comment": fields.get("comment"),
+                "outcome": outcome, "reason": reason or None, "ls_task_id": task["id"],
+                "ls_annotation_id": annotation["id"], "annotation_sha256": sha, "run_id": run.run_id,
+                "created_at": now()})
+            move(run, key[0], key[1], outcome, reason=reason or None, who=project["person"])
+        run.counts[outcome] += 1
+    return run.counts

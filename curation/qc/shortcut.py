@@ -247,4 +247,13 @@ def filter_shortcuts(run: StageRun, config: ShortcutConfig) -> ShortcutRun:
             solved = [f"{a['inspector']} #{a['sample']}: {a['parsed']}" for a in json.loads(answers) if a["correct"]]
             move(run, task_id, version, verdict, who=f"qc-shortcut {digest}",
                  reason=("solved from metadata by " + ", ".join(solved)) if solved else "not solved from metadata")
+        # Platform tasks of tiers the filter does not judge (pure GUI actions) go on to review.
+        counts["not_filtered"] = 0
+        for row in catalog.rows("SELECT t.task_id, t.version, t.tier FROM latest_tasks t JOIN task_states s "
+                                "ON s.task_id = t.task_id AND s.version = t.version WHERE s.state = 'valid' "
+                                "AND t.eval_type = 'platform' AND NOT list_contains(?, t.tier)",
+                                [list(config.platform_tiers)]):
+            move(run, row["task_id"], row["version"], "shortcut_passed", who=f"qc-shortcut {digest}",
+                 reason=f"not filtered: {row['tier']} platform tasks are outside qc.shortcut.platform_tiers")
+            counts["not_filtered"] += 1
     return ShortcutRun(counts, decisive, digest, [(v[0], v[1]) for v in verdicts])

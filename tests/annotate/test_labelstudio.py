@@ -15,9 +15,9 @@ from curation.core.config import load_config
 from curation.core.errors import InputError
 from curation.core.resources import resource_text
 from curation.corpus.feeds import build_feed_set, load_feed
-from tests.annotate.conftest import login
 from tests.conftest import ROOT
 from tests.core.contract import run_traced
+from tests.labelstudio import login
 
 pytestmark = pytest.mark.servers  # a real Label Studio / LLM server / chromium
 

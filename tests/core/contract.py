@@ -11,7 +11,7 @@ from typing import Any
 from curation.core.catalog import Catalog
 from curation.core.stage import STAGES
 
-VIEWS = {"latest_tasks": "tasks", "latest_feeds": "feeds"}
+VIEWS = {"latest_tasks": "tasks", "latest_feeds": "feeds", "task_states": "task_transitions"}
 RUNNER_TABLES = {"runs", "schema_migrations"}
 
 

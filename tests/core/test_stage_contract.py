@@ -26,7 +26,8 @@ from tests.conftest import FIXTURES
 from tests.core.contract import run_traced
 from tests.qc.helpers import plant_task
 
-SERVER_STAGES = {"annotate-export", "annotate-import"}
+SERVER_STAGES = {"annotate-export", "annotate-import", "qc-calibrate-export", "qc-calibrate-import",
+                 "qc-review-export", "qc-review-import", "qc-adjudicate-export", "qc-adjudicate-import"}
 
 
 def _clip(path, seconds: float = 1.0) -> None:

@@ -1,4 +1,4 @@
-"""A real Label Studio server for the suite: fresh data dir, free port, started once."""
+"""A real Label Studio server for the suite (fresh data dir, free port, started once), and logging in as a person."""
 
 from __future__ import annotations
 

@@ -1,0 +1,208 @@
+"""`curate qc adjudicate export | import`: the group's decision on every escalated task.
+
+One project in the admin's organization shows each escalated task with the author's and the
+reviewer's answers, the flags and the comment side by side. The group records keep, delete
+(with reasons from a fixed list; "other" needs a note) or revise (new wording, options and/or
+answer). A revision is the next version of the task: it is validated here, then goes through
+the shortcut filter and review again, while the old version's history stays as it was.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+from typing import Any
+
+from curation.annotate.client import ls_call
+from curation.annotate.importer import Draft, feedback_text, validate
+from curation.annotate.projects import annotation_sha, latest_annotation, read_fields, write_feedback
+from curation.annotate.render import render_feed
+from curation.annotate.syntax import render_platform_state
+from curation.annotate.taxonomy import load_taxonomy
+from curation.core.catalog import Catalog, now
+from curation.core.progress import note
+from curation.core.resources import resource_text
+from curation.core.stage import StageRun, stage
+from curation.corpus.feeds import load_feed
+from curation.qc.lifecycle import move, state_of
+from curation.qc.workspace import Session, group_project, open_session, returned_tasks, send_items, sent_items
+
+PURPOSE = "adjudication"
+DECISIONS = ("keep", "delete", "revise")
+DELETE_REASONS = ("wrong_answer", "ambiguous", "shortcut", "not_answerable", "duplicate", "off_taxonomy", "other")
+
+
+def escalated(catalog: Catalog) -> list[dict[str, Any]]:
+    return catalog.rows("SELECT t.*, r.reviewer, r.answer AS review_answer, r.platform_state AS review_state, "
+                        "r.flags, r.comment, r.reason AS review_reason FROM tasks t "
+                        "JOIN task_states s ON s.task_id = t.task_id AND s.version = t.version "
+                        "LEFT JOIN reviews r ON r.task_id = t.task_id AND r.task_version = t.version "
+                        "WHERE s.state = 'escalated' ORDER BY t.task_id, t.version")
+
+
+def author_answer(task: dict[str, Any]) -> str:
+    config = json.loads(task["eval_config"]) if task["eval_config"] else []
+    if task["eval_type"] == "label":
+        return config[0]["answer"] if config else "–"
+    return render_platform_state(config)
+
+
+def case_html(task: dict[str, Any]) -> str:
+    esc = html.escape
+    options = json.loads(task["options"]) if task["options"] else {}
+    listed = "".join(f"<li><b>{esc(k)}</b>: {esc(v)}</li>" for k, v in options.items())
+    review = task.get("review_answer") if task["eval_type"] == "label" else task.get("review_state")
+
+    def pre(text: str | None) -> str:
+        return f"<pre>{esc(text or '–')}</pre>"
+
+    return (f'<div class="ls-case"><div class="ls-meta">{esc(task["tier"] or "")} · {esc(task["subcategory"] or "")}'
+            f'</div><p><b>{esc(task["instruction"] or "")}</b></p>' + (f"<ul>{listed}</ul>" if listed else "")
+            + "<table><tr><th></th><th>answer</th></tr>"
+            f"<tr><td>author {esc(task['author'] or '?')}</td><td>{pre(author_answer(task))}</td></tr>"
+            f"<tr><td>reviewer {esc(task.get('reviewer') or '?')}</td><td>{pre(review)}</td></tr></table>"
+            f"<p>flags: {esc(', '.join(task.get('flags') or []) or 'none')}</p>"
+            f"<p>comment: {esc(task.get('comment') or '–')}</p>"
+            f"<p class='ls-meta'>why escalated: {esc(task.get('review_reason') or '–')}</p></div>")
+
+
+@stage("qc-adjudicate-export", command="curate qc adjudicate export", batched=True,
+       reads=("tasks", "task_transitions", "reviews", "feeds", "videos", "comments", "media_outputs",
+              "qc_projects", "qc_items"),
+       writes=("qc_projects", "qc_items"),
+       summary="every escalated task, with both answers, flags and comment, into the group's adjudication project")
+def export_adjudication(run: StageRun, media_root: Path | None = None) -> dict[str, Any]:
+    catalog = run.db
+    cases = escalated(catalog)
+    run.counts.update(escalated=len(cases), sent=0, already_sent=0)
+    session = open_session()
+    media = media_root or Path("build/media")
+    with group_project(run, session, PURPOSE, resource_text("adjudication.xml"), "LivingScreen adjudication",
+                       "Escalated tasks for the group's decision: keep, delete or revise.", media) as project_id:
+        have = sent_items(catalog, project_id)
+        todo = [c for c in cases if f"{c['task_id']}@v{c['version']}" not in have]
+        run.counts["already_sent"] = len(cases) - len(todo)
+        payload = []
+        for c in todo:
+            feed = load_feed(catalog, c["feed_id"], c["feed_version"])
+            data = {"task_ref": f"{c['task_id']} · v{c['version']} · by {c['author']}", "case_html": case_html(c),
+                    "feed_html": render_feed(catalog, feed, media), "feedback": "", "task_id": c["task_id"],
+                    "task_version": c["version"]}
+            payload.append(({"item": f"{c['task_id']}@v{c['version']}", "task_id": c["task_id"],
+                             "task_version": c["version"], "feed_id": feed.feed_id, "feed_version": feed.version},
+                            data))
+        run.counts["sent"] = send_items(run, session, project_id, PURPOSE, "group", payload, "the escalated tasks")
+    return run.counts
+
+
+def read_decision(fields: dict[str, Any], task: dict[str, Any], feed_len: int
+                  ) -> tuple[str | None, dict[str, Any], list[str]]:
+    """(decision, what it changes, problems the group must fix first)."""
+    decision = (fields.get("decision") or [None])[0]
+    if decision not in DECISIONS:
+        return None, {}, ["choose keep, delete or revise"]
+    if decision == "keep":
+        return decision, {}, []
+    if decision == "delete":
+        reasons = [r for r in fields.get("delete_reasons") or [] if r in DELETE_REASONS]
+        if not reasons:
+            return None, {}, ["say why it is deleted: choose at least one reason"]
+        if "other" in reasons and not fields.get("note"):
+            return None, {}, ["'other' needs a note saying why"]
+        return decision, {"delete_reasons": reasons}, []
+    options = json.loads(task["options"]) if task["options"] else {}
+    new = {"instruction": fields.get("instruction"), "options_text": fields.get("options"),
+           "answer": (fields.get("answer") or [None])[0], "platform_state": fields.get("platform_state")}
+    if not any(new.values()):
+        return None, {}, ["a revision changes nothing: write the new wording, options or answer (or choose keep)"]
+    draft = Draft(tier=task["tier"], subcategory=task["subcategory"],
+                  instruction=new["instruction"] or task["instruction"],
+                  options_text=new["options_text"] or "\n".join(f"{k}: {v}" for k, v in options.items()) or None,
+                  answer=new["answer"] or author_answer(task) if task["eval_type"] == "label" else None,
+                  platform_state=(new["platform_state"] or author_answer(task)) if task["eval_type"] == "platform"
+                  else None)
+    out, problems = validate(draft, feed_len, load_taxonomy())
+    return (None, {}, [f"the revision: {p}" for p in problems]) if problems else (
+        decision, {"draft": draft, "fields": out}, [])
+
+
+def _who(session: Session, fields: dict[str, Any], annotation: dict[str, Any]) -> str:
+    if fields.get("decided_by"):
+        return " ".join(fields["decided_by"].split())
+    user = annotation.get("completed_by")
+    try:
+        return str(ls_call("who decided", session.client.users.get, id=user).email)
+    except Exception:
+        return f"Label Studio user {user}"
+
+
+@stage("qc-adjudicate-import", command="curate qc adjudicate import", batched=True,
+       reads=("qc_projects", "qc_items", "tasks", "task_transitions", "feeds", "reviews", "decisions"),
+       writes=("decisions", "tasks", "task_transitions"),
+       summary="the group's decisions back: kept, deleted (with reasons) or revised (a new version goes round again)")
+def import_adjudication(run: StageRun) -> dict[str, Any]:
+    catalog = run.db
+    session = open_session()
+    run.counts.update(decisions=0, kept=0, deleted=0, revised=0, unchanged=0, needs_fix=0, undecided=0,
+                      changed_after_decision=0, no_longer_escalated=0)
+    for _, task, item in returned_tasks(run, session, PURPOSE):
+        annotation = latest_annotation(task)
+        if annotation is None:
+            run.counts["undecided"] += 1
+            continue
+        run.counts["decisions"] += 1
+        key = [item["task_id"], item["task_version"]]
+        sha = annotation_sha(annotation.get("result") or [])
+        before = catalog.scalar("SELECT annotation_sha256 FROM decisions WHERE task_id = ? AND task_version = ?", key)
+        if before is not None:
+            run.counts["unchanged" if before == sha else "changed_after_decision"] += 1
+            if before != sha:
+                note(f"warning: {key[0]} v{key[1]}: the decision was changed after it was imported; the first stands")
+            continue
+        if state_of(catalog, *key) != "escalated":
+            run.counts["no_longer_escalated"] += 1
+            continue
+        row = catalog.rows("SELECT * FROM tasks WHERE task_id = ? AND version = ?", key)[0]
+        fields = read_fields(annotation.get("result") or [])
+        feed_len = len(load_feed(catalog, row["feed_id"], row["feed_version"]).video_feed)
+        decision, change, problems = read_decision(fields, row, feed_len)
+        write_feedback(session.client, task, feedback_text(problems))
+        if decision is None:
+            run.counts["needs_fix"] += 1
+            continue
+        who = _who(session, fields, annotation)
+        with catalog.transaction():
+            revised = _revise(run, row, change, who) if decision == "revise" else None
+            reasons = change.get("delete_reasons") or []
+            reason = "; ".join(p for p in (", ".join(reasons), fields.get("note") or "") if p) or None
+            catalog.insert("decisions", {
+                "task_id": key[0], "task_version": key[1], "decision": decision, "delete_reasons": reasons or None,
+                "note": fields.get("note"), "decided_by": who, "revised_version": revised, "ls_task_id": task["id"],
+                "ls_annotation_id": annotation["id"], "annotation_sha256": sha, "run_id": run.run_id,
+                "created_at": now()})
+            state = {"keep": "kept", "delete": "deleted", "revise": "revised"}[decision]
+            move(run, key[0], key[1], state, who=who,
+                 reason=f"new version v{revised}" + (f"; {reason}" if reason else "") if revised else reason)
+            if revised:
+                move(run, key[0], revised, "authored", reason=f"revision of v{key[1]}", who=who)
+                move(run, key[0], revised, "valid", who=PURPOSE)
+        run.counts[state] += 1
+    return run.counts
+
+
+def _revise(run: StageRun, row: dict[str, Any], change: dict[str, Any], who: str) -> int:
+    """The revised task as its next version; the annotation it came from stays linked, so an
+    unchanged annotation in the authoring project is not imported again as yet another version."""
+    draft, fields = change["draft"], change["fields"]
+    version = int(run.db.scalar("SELECT max(version) FROM tasks WHERE task_id = ?", [row["task_id"]])) + 1
+    run.db.insert("tasks", {
+        **{k: row[k] for k in ("task_id", "author", "feed_id", "base_feed_version", "feed_version", "tier",
+                                "subcategory", "eval_type", "feed_edits", "ls_project_id", "ls_task_id",
+                                "ls_annotation_id", "annotation_sha256", "lead_time_s", "annotated_at")},
+        "version": version, "instruction": draft.instruction, "status": "ok", "reasons": None,
+        "options": json.dumps(fields["options"], ensure_ascii=False) if fields["options"] else None,
+        "eval_config": json.dumps(fields["eval_config"], ensure_ascii=False) if fields["eval_config"] else None,
+        "run_id": run.run_id, "created_at": now()})
+    note(f"{row['task_id']}: revised by {who} as v{version}; it goes through the shortcut filter and review again")
+    return version

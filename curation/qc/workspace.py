@@ -1,0 +1,104 @@
+"""A person's QC project in Label Studio (their pilot batch, their review queue), in their own
+organization, and the group's adjudication project in the admin's. Shared by the calibration,
+review and adjudication stages, which differ only in what they send and read back."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from curation.annotate.accounts import current_admin, in_organization, read_passwords
+from curation.annotate.client import base_url, connect
+from curation.annotate.export import ExportResult, ensure_account
+from curation.annotate.projects import ensure_project, project_tasks, send_tasks
+from curation.core.catalog import Catalog, now
+from curation.core.stage import StageRun
+
+
+@dataclass
+class Session:
+    """The admin's client, who the admin is, and the password file read once for the run."""
+
+    client: Any
+    admin_id: int
+    admin_email: str
+    home: int | None
+    passwords: dict[str, str]
+
+
+def open_session(passwords: Path | None = None) -> Session:
+    client = connect()
+    admin_id, admin_email, home = current_admin(client)
+    return Session(client, admin_id, admin_email, home, read_passwords(passwords))
+
+
+@contextmanager
+def person_project(run: StageRun, session: Session, result: ExportResult, purpose: str, person: str,
+                   label_config: str, title: str, description: str, media_root: Path | None) -> Iterator[int]:
+    """Inside the person's organization, their project for `purpose` (made when missing)."""
+    catalog = run.db
+    account = ensure_account(catalog, person, session.admin_email, session.passwords, result)
+    with in_organization(session.client, session.admin_id, account.organization_id, session.home):
+        with catalog.transaction():
+            project_id = ensure_project(
+                session.client, catalog, "qc_projects", "qc_items",
+                {"base_url": base_url(), "purpose": purpose, "person": person}, label_config, title, description,
+                media_root, {"run_id": run.run_id, "organization_id": account.organization_id,
+                             "user_id": account.user_id})
+        yield project_id
+
+
+@contextmanager
+def group_project(run: StageRun, session: Session, purpose: str, label_config: str, title: str,
+                  description: str, media_root: Path | None) -> Iterator[int]:
+    """A project in the admin's own organization, for decisions the group takes together."""
+    with run.db.transaction():
+        project_id = ensure_project(session.client, run.db, "qc_projects", "qc_items",
+                                    {"base_url": base_url(), "purpose": purpose, "person": "group"}, label_config,
+                                    title, description, media_root,
+                                    {"run_id": run.run_id, "organization_id": session.home, "user_id": None})
+    yield project_id
+
+
+def working_in(session: Session, organization_id: int | None) -> Any:
+    if organization_id is None or organization_id == session.home:
+        return nullcontext()
+    return in_organization(session.client, session.admin_id, organization_id, session.home)
+
+
+def sent_items(catalog: Catalog, project_id: int) -> dict[str, int]:
+    """item -> Label Studio task id, for what this project already holds."""
+    return dict(catalog.con.execute("SELECT item, ls_task_id FROM qc_items WHERE base_url = ? AND project_id = ?",
+                                    [base_url(), project_id]).fetchall())
+
+
+def send_items(run: StageRun, session: Session, project_id: int, purpose: str, person: str,
+               items: list[tuple[dict[str, Any], dict[str, Any]]], what: str) -> int:
+    """Send (record, task data) pairs; each record (item, round, task, feed, ...) is remembered
+    with the task id it got, in one transaction with nothing else."""
+    ids = send_tasks(session.client, project_id, [{"data": data} for _, data in items], what)
+    with run.db.transaction():
+        for (record, _), task_id in zip(items, ids, strict=True):
+            run.db.insert("qc_items", {"base_url": base_url(), "ls_task_id": task_id, "project_id": project_id,
+                                       "purpose": purpose, "person": person, "run_id": run.run_id,
+                                       "created_at": now(), **record})
+    return len(ids)
+
+
+def returned_tasks(run: StageRun, session: Session, purpose: str) -> Iterator[tuple[dict[str, Any], dict[str, Any],
+                                                                                      dict[str, Any]]]:
+    """(project row, Label Studio task with annotations, the item record) for every task sent for `purpose`."""
+    catalog = run.db
+    url = base_url()
+    for project in catalog.rows("SELECT * FROM qc_projects WHERE base_url = ? AND purpose = ? ORDER BY person",
+                                [url, purpose]):
+        items = {r["ls_task_id"]: r for r in catalog.rows(
+            "SELECT * FROM qc_items WHERE base_url = ? AND project_id = ?", [url, project["project_id"]])}
+        with working_in(session, project["organization_id"]):
+            tasks = project_tasks(session.client, project["project_id"], f"{project['person']}'s {purpose} project")
+            for task in tasks:
+                if task["id"] in items:
+                    yield project, task, items[task["id"]]
