@@ -1,6 +1,12 @@
 import pytest
 
-from curation.annotate.syntax import parse_feed_edits, parse_options, parse_platform_state, split_instruction
+from curation.annotate.syntax import (
+    parse_feed_edits,
+    parse_options,
+    parse_platform_state,
+    render_platform_state,
+    split_instruction,
+)
 from curation.annotate.taxonomy import load_taxonomy
 
 CATS = load_taxonomy().report_categories
@@ -73,3 +79,14 @@ def test_typos_in_positions_are_problems_not_crashes(text, message):
     else:
         _, errors = parse_feed_edits(text, 4)
     assert any(message in e for e in errors), errors
+
+
+@pytest.mark.parametrize("text", [
+    "like 3", "like 1,4\ncollect 2", "report 5 不实信息", 'report 2 不实信息 "标题与画面不符"', 'comment 2 "已核实"',
+    "comment 1", "current 6", "playback 4 50%", "playback 3 12.5s", "like 2\nplayback 1 100%\nreport 1,3 不实信息"])
+def test_an_end_state_written_back_reads_as_the_same_checks(text):
+    checks, errors = parse_platform_state(text, 8, CATS)
+    assert not errors and checks
+    written = render_platform_state(checks)
+    assert parse_platform_state(written, 8, CATS) == (checks, [])
+    assert written == text  # the shortest spelling is the one annotators are taught

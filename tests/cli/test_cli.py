@@ -7,9 +7,10 @@ import sys
 from tests.conftest import FIXTURES, KUAIREC_CSV, ROOT
 
 
-def curate(*args: str) -> subprocess.CompletedProcess:
+def curate(*args: str, unset: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in unset}
     return subprocess.run([sys.executable, "-m", "curation.cli", *args], cwd=ROOT,
-                          capture_output=True, text=True, env=os.environ.copy(), timeout=300)
+                          capture_output=True, text=True, env=env, timeout=300)
 
 
 def test_ingest_status_explain(tmp_path):
@@ -135,3 +136,18 @@ def test_every_user_failure_is_one_line_and_recorded(tmp_path):
     status = curate("--catalog", str(db), "status")
     shown = " ".join(status.stdout.split())
     assert "feeds-" in shown and "failed: PrerequisiteError: no clustering yet" in shown
+
+
+def test_qc_gates_refuse_what_cannot_be_right_before_reaching_label_studio(tmp_path):
+    db = tmp_path / "c.duckdb"
+    assert curate("--catalog", str(db), "ingest", "livebot", str(FIXTURES / "livebot")).returncode == 0
+    for args, code, message in [
+        (("qc", "calibrate", "export", "--annotators", "alice", "--pilot", "2"), 2,
+         "calibration needs at least two annotators"),
+        (("qc", "calibrate", "export", "--annotators", "alice,bob"), 2, "give either --pilot N"),
+        (("qc", "review", "export", "--reviewers", "alice, alice"), 2, "review needs at least two reviewers"),
+        (("qc", "calibrate", "import"), 1, "LABEL_STUDIO_API_KEY"),
+    ]:
+        out = curate("--catalog", str(db), *args, unset=("LABEL_STUDIO_API_KEY",))
+        assert out.returncode == code, (args, out.stderr)
+        assert len(out.stderr.strip().splitlines()) == 1 and message in out.stderr, out.stderr

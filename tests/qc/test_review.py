@@ -1,11 +1,13 @@
-"""Review assignment: never the author, balanced, deterministic, stable."""
+"""Review assignment (never the author, balanced, deterministic, stable) and when a review agrees."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
 from curation.core.errors import UsageError
-from curation.qc.review import assign_reviewers
+from curation.qc.review import assign_reviewers, compare
 
 PEOPLE = ["ann", "bob", "cid"]
 TASKS = {(f"feature_analysis_{i}", 1): PEOPLE[i % 3] for i in range(1, 31)}
@@ -35,3 +37,31 @@ def test_impossible_reviews_are_refused_by_name():
     previous = {("feature_analysis_1", 1): "bob"}  # bob wrote it: a stale or wrong assignment is redone
     assert assign_reviewers({("feature_analysis_1", 1): "bob"}, ["ann", "bob"], 1, previous) == {
         ("feature_analysis_1", 1): "ann"}
+
+
+LABEL_TASK = {"eval_type": "label", "eval_config": '[{"answer": "B"}]'}
+PLATFORM_TASK = {"eval_type": "platform", "eval_config": json.dumps(
+    [{"func": "eval_like", "args": {"video_ids": 1}}, {"func": "eval_report",
+                                                       "args": {"video_ids": 3, "expected_cat": "不实信息"}}])}
+
+
+@pytest.mark.parametrize(("task", "answer", "state", "flags", "expected"), [
+    (LABEL_TASK, "B", None, [], ("reviewed_ok", [], [])),
+    (LABEL_TASK, "C", None, [], ("escalated", ["answers differ: author B, reviewer C"], [])),
+    (LABEL_TASK, "B", None, ["poorly_worded"], ("escalated", ["flagged poorly_worded"], [])),
+    (LABEL_TASK, None, None, ["ambiguous", "other"], ("escalated", ["flagged ambiguous, other"], [])),
+    (LABEL_TASK, None, None, [], (None, [], ["choose your answer (A–F)"])),
+    (PLATFORM_TASK, None, "like 2\nreport 4 不实信息", [], ("reviewed_ok", [], [])),
+    (PLATFORM_TASK, None, "like  2\nreport 4 不实信息", [], ("reviewed_ok", [], [])),
+    (PLATFORM_TASK, None, "report 4 不实信息\nlike 2", [], ("escalated", [
+        "check 1 differs: author 'like 2', reviewer 'report 4 不实信息'",
+        "check 2 differs: author 'report 4 不实信息', reviewer 'like 2'"], [])),
+    (PLATFORM_TASK, None, "like 2", [], ("escalated", ["end states differ: author has 2 checks, reviewer 1"], [])),
+    (PLATFORM_TASK, None, "lik 2", [], (None, [], [
+        "line 1: cannot read 'lik 2'; start with one of like, collect, report, comment, current, playback and a "
+        "position"])),
+    (PLATFORM_TASK, None, None, ["disagree"], ("escalated", ["flagged disagree",
+                                                             "reviewer's end state unreadable: empty"], [])),
+])
+def test_a_review_is_ok_only_with_the_same_answer_and_no_flag(task, answer, state, flags, expected):
+    assert compare(task, answer, state, flags, feed_len=6) == expected
