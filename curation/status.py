@@ -13,11 +13,12 @@ from curation.core.catalog import Catalog
 
 def status_report(cat: Catalog) -> Group:
     sources = Table(title="videos by source")
-    for col in ("source", "videos", "comments", "synthetic"):
+    for col in ("source", "videos", "comments", "synthetic", "metadata missing"):
         sources.add_column(col)
     for row in cat.rows("""
             SELECT v.source, count(*) AS videos,
-                   coalesce(sum(c.n), 0) AS comments, count(*) FILTER (v.synthetic) AS synthetic
+                   coalesce(sum(c.n), 0) AS comments, count(*) FILTER (v.synthetic) AS synthetic,
+                   count(*) FILTER (v.metadata_missing) AS missing
             FROM videos v LEFT JOIN (SELECT video_id, count(*) AS n FROM comments GROUP BY 1) c
             USING (video_id) GROUP BY 1 ORDER BY 1"""):
         sources.add_row(*(f"{v:,}" if isinstance(v, int) else str(v) for v in row.values()))
@@ -39,7 +40,12 @@ def status_report(cat: Catalog) -> Group:
         runs.add_row(row["run_id"], row["status"], f"{row['started_at']:%Y-%m-%d %H:%M:%S}", brief)
         if row["error"]:
             failures.append(Text(f"{row['run_id']} {row['status']}: {row['error']}"))
-    return Group(sources, rejects, runs, *([Text("why recent runs did not finish:")] + failures if failures else []))
+    stubs = cat.rows("SELECT video_id FROM videos WHERE metadata_missing ORDER BY video_id LIMIT 5")
+    missing = [Text(f"videos known only from an imported release (no metadata yet; ingest their source to fill "
+                    f"them in): {cat.scalar('SELECT count(*) FROM videos WHERE metadata_missing'):,}, e.g. "
+                    + ", ".join(r["video_id"] for r in stubs))] if stubs else []
+    return Group(sources, rejects, runs, *missing,
+                 *([Text("why recent runs did not finish:")] + failures if failures else []))
 
 
 def explain_task(cat: Catalog, task_id: str) -> list[str]:

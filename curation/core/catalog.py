@@ -231,6 +231,26 @@ MIGRATIONS: list[str] = [
         annotation_sha256 VARCHAR, run_id VARCHAR, created_at TIMESTAMP, PRIMARY KEY (task_id, task_version)
     );
     """,
+    # 12: releases (built here or imported), what each holds in the runner's format, stable pseudonyms
+    # for the people named in them, where they were published; videos known only from a release
+    """
+    CREATE TABLE releases (
+        version VARCHAR NOT NULL PRIMARY KEY, parent VARCHAR, origin VARCHAR, path VARCHAR,
+        content_sha256 VARCHAR, manifest_sha256 VARCHAR, tasks INTEGER, run_id VARCHAR, created_at TIMESTAMP
+    );
+    CREATE TABLE release_tasks (
+        version VARCHAR NOT NULL, runner_file VARCHAR NOT NULL, position INTEGER NOT NULL, task_id VARCHAR,
+        task_version INTEGER, content_sha256 VARCHAR, runner JSON, PRIMARY KEY (version, runner_file, position)
+    );
+    CREATE TABLE pseudonyms (
+        person VARCHAR NOT NULL PRIMARY KEY, pseudonym VARCHAR NOT NULL UNIQUE, created_at TIMESTAMP
+    );
+    CREATE TABLE publications (
+        version VARCHAR NOT NULL, endpoint VARCHAR NOT NULL, repo VARCHAR NOT NULL, tag VARCHAR,
+        commit_oid VARCHAR, run_id VARCHAR, published_at TIMESTAMP, PRIMARY KEY (version, endpoint, repo)
+    );
+    ALTER TABLE videos ADD COLUMN metadata_missing BOOLEAN DEFAULT false;
+    """,
 ]
 
 

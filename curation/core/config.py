@@ -219,6 +219,22 @@ class QcConfig:
 
 
 @dataclass(frozen=True)
+class ReleaseConfig:
+    dir: str = field(default="build/releases", metadata=_help("each release is a folder vX.Y.Z under it"))
+    pretty_name: str = "LivingScreen tasks"
+    license: str = field(default="other", metadata=_help(
+        "the card's licence id; the sources' own terms differ (FakeSV by agreement, KuaiRec CC BY-SA 4.0, "
+        "LiveBot MIT) and are listed in the card"))
+    language: list[str] = field(default_factory=lambda: ["zh", "en"])
+    task_categories: list[str] = field(default_factory=lambda: ["video-text-to-text", "visual-question-answering"])
+    tags: list[str] = field(default_factory=lambda: ["gui-agent", "short-video", "benchmark", "livingscreen"])
+    homepage: str = "https://github.com/BITHLP/LivingScreen"
+    citation: str = field(default="", metadata=_help("BibTeX for the card's citation section; '' = a placeholder"))
+    endpoint: str = field(default="https://huggingface.co", metadata=_help(
+        "the hub to publish to; HF_ENDPOINT or --endpoint override it"))
+
+
+@dataclass(frozen=True)
 class Config:
     catalog: CatalogConfig = field(default_factory=CatalogConfig)
     ingest: IngestConfig = field(default_factory=IngestConfig)
@@ -233,6 +249,7 @@ class Config:
         metadata=_help("per source; a source not listed is playable (KuaiRec publishes no video files)"))
     media: MediaConfig = field(default_factory=MediaConfig)
     qc: QcConfig = field(default_factory=QcConfig)
+    release: ReleaseConfig = field(default_factory=ReleaseConfig)
 
 
 # -- building typed values from TOML data -------------------------------------

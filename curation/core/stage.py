@@ -31,7 +31,8 @@ STAGES: dict[str, Stage] = {}
 PIPELINE = ("ingest", "keywords", "embed", "cluster", "feeds", "feeds-edit", "feeds-export", "media-scan",
             "media-probe", "media-normalise", "media-register-synthetic", "annotate-export", "annotate-import",
             "qc-calibrate-export", "qc-calibrate-import", "qc-validate", "qc-shortcut", "qc-review-export",
-            "qc-review-import", "qc-adjudicate-export", "qc-adjudicate-import", "qc-report")
+            "qc-review-import", "qc-adjudicate-export", "qc-adjudicate-import", "qc-report", "release-build",
+            "release-publish", "release-import-livingscreen", "release-export-livingscreen")
 
 
 @dataclass
@@ -178,7 +179,10 @@ def all_stages() -> list[Stage]:
     import curation.qc.funnel
     import curation.qc.review
     import curation.qc.shortcut
-    import curation.qc.validate  # noqa: F401
+    import curation.qc.validate
+    import curation.release.build
+    import curation.release.livingscreen
+    import curation.release.publish  # noqa: F401
 
     order = {name: i for i, name in enumerate(PIPELINE)}
     return sorted(STAGES.values(), key=lambda s: (order.get(s.name, len(order)), s.name))

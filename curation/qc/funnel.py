@@ -54,7 +54,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "subcategories": {k: counts(v) for k, v in sorted(by_sub.items())}, "authors": authors}
 
 
-def _funnel_svg(total: dict[str, Any], width: int = 520) -> str:
+def funnel_svg(total: dict[str, Any], width: int = 520) -> str:
     steps = [("authored", total["authored"]), ("valid", total["valid"]),
              ("shortcut passed", total["shortcut_passed"]), ("reviewed ok", total["reviewed_ok"]),
              ("kept", total["kept"]), ("revised", total["revised"])]
@@ -68,7 +68,7 @@ def _funnel_svg(total: dict[str, Any], width: int = 520) -> str:
     return f'<svg width="{width}" height="{20 + len(steps) * 28}" role="img">{"".join(bars)}</svg>'
 
 
-def _bars_svg(groups: dict[str, dict[str, Any]], width: int = 620) -> str:
+def subcategory_bars_svg(groups: dict[str, dict[str, Any]], width: int = 620) -> str:
     top = max((g["tasks"] for g in groups.values()), default=1) or 1
     rows = []
     for n, (name, g) in enumerate(groups.items()):
@@ -97,8 +97,8 @@ def qc_report(run: StageRun, path: Path) -> dict[str, Any]:
     body = [f"<p>{total['tasks']} tasks. Shortcut filter kept {pct(total['shortcut_retained'])} (the paper: "
             f"{PAPER['shortcut_retained']:.1%}); after review, {pct(total['deleted_after_review'])} deleted (paper "
             f"{PAPER['deleted_after_review']:.1%}) and {pct(total['revised_after_review'])} revised (paper "
-            f"{PAPER['revised_after_review']:.1%}).</p>", "<h2>Funnel</h2>", _funnel_svg(total),
-            "<h2>By sub-category</h2>", _bars_svg(summary["subcategories"]),
+            f"{PAPER['revised_after_review']:.1%}).</p>", "<h2>Funnel</h2>", funnel_svg(total),
+            "<h2>By sub-category</h2>", subcategory_bars_svg(summary["subcategories"]),
             "<table><tr><th>group</th>" + "".join(f"<th>{s}</th>" for s in (*STEPS, "needs_fix")) +
             "<th>kept by filter</th></tr>"]
     for name, g in [("all", total), *summary["tiers"].items(), *summary["subcategories"].items()]:

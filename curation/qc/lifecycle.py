@@ -4,6 +4,7 @@ of `task_transitions` (task, version, from, to, reason, who, run): the path a ta
 readable, and nothing is ever deleted ("deleted" is a state with its reason and author).
 
     authored ─┬─▶ needs_fix            (a fix is a new version, which starts at authored)
+    imported ─┘  (a task from an existing release; validation decides)
               └─▶ valid ─┬─▶ shortcut_discarded ◀─┐  (a later filter configuration may
                          └─▶ shortcut_passed ─────┘   decide the other way)
                                  ├─▶ reviewed_ok
@@ -18,9 +19,10 @@ from curation.core.catalog import Catalog, now
 from curation.core.errors import CurationError
 from curation.core.stage import StageRun
 
-START = "authored"
+STARTS = frozenset({"authored", "imported"})
 TRANSITIONS: dict[str, frozenset[str]] = {
     "authored": frozenset({"needs_fix", "valid"}),
+    "imported": frozenset({"needs_fix", "valid"}),
     "needs_fix": frozenset(),
     "valid": frozenset({"shortcut_discarded", "shortcut_passed"}),
     "shortcut_discarded": frozenset({"shortcut_passed"}),
@@ -52,7 +54,7 @@ def move(run: StageRun, task_id: str, version: int, to_state: str, reason: str |
     current = state_of(catalog, task_id, version)
     if current == to_state:
         return False
-    allowed = TRANSITIONS[current] if current is not None else frozenset({START})
+    allowed = TRANSITIONS[current] if current is not None else STARTS
     if to_state not in allowed:
         raise LifecycleError(f"{task_id} v{version} is {current or 'new'}: it cannot become {to_state} "
                              f"(from there: {', '.join(sorted(allowed)) or 'nothing; it is final'})")

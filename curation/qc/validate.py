@@ -250,8 +250,10 @@ def catalog_tasks(catalog: Any) -> tuple[list[dict[str, Any]], int]:
     return out, len(rows) - len(out)
 
 
-@stage("qc-validate", command="curate qc validate", reads=("tasks", "feeds", "videos", "media_files", "media_outputs"),
-       writes=(), summary="structural checks with stable defect codes")
+@stage("qc-validate", command="curate qc validate",
+       reads=("tasks", "feeds", "videos", "media_files", "media_outputs", "task_transitions"),
+       writes=("task_transitions",), summary="structural checks with stable defect codes; tasks imported from a "
+       "release become valid or needs_fix by them")
 def validate_catalog(run: StageRun, config: FeedsConfig, sources: dict[str, SourceConfig] | None = None
                      ) -> tuple[list[dict[str, Any]], list[Defect], int]:
     """(tasks checked, defects, how many needs_fix tasks were left to `curate annotate status`)."""
@@ -265,6 +267,25 @@ def validate_catalog(run: StageRun, config: FeedsConfig, sources: dict[str, Sour
     defects = validate_tasks(tasks, known_videos=known, durations=durations,
                              ratio_range=(config.ratio_min, config.ratio_max), playable=playable)
     by_severity = Counter(d.severity for d in defects)
+    _settle_imported(run, defects)
     run.counts.update(tasks=len(tasks), errors=by_severity["error"], warnings=by_severity["warning"],
                       notes=by_severity["info"], needs_fix_skipped=skipped)
     return tasks, defects, skipped
+
+
+def _settle_imported(run: StageRun, defects: list[Defect]) -> None:
+    """Tasks imported from a release have had no import-time checks: these checks decide their state."""
+    from curation.qc.lifecycle import move
+
+    errors: dict[str, list[str]] = {}
+    for defect in defects:
+        if defect.severity == "error":
+            errors.setdefault(defect.task_id, []).append(f"{defect.code}: {defect.message}")
+    imported = run.db.con.execute("SELECT s.task_id, s.version FROM task_states s JOIN latest_tasks t ON "
+                                  "t.task_id = s.task_id AND t.version = s.version WHERE s.state = 'imported' "
+                                  "ORDER BY 1").fetchall()
+    for task_id, version in imported:
+        found = errors.get(task_id)
+        move(run, task_id, version, "needs_fix" if found else "valid", reason="; ".join(found) if found else None,
+             who="qc-validate")
+    run.counts["imported_settled"] = len(imported)

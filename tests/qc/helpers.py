@@ -10,17 +10,18 @@ from curation.corpus.feeds import build_feed_set, load_feed
 
 
 def plant_task(cat: Catalog, task_id: str, feed_id: str, *, tier: str, subcategory: str, eval_type: str,
-               instruction: str, options: dict[str, str] | None, eval_config: list, status: str = "ok") -> None:
+               instruction: str, options: dict[str, str] | None, eval_config: list, status: str = "ok",
+               version: int = 1, author: str = "alice") -> None:
     feed = load_feed(cat, feed_id)
     cat.insert("tasks", {
-        "task_id": task_id, "version": 1, "author": "alice", "feed_id": feed_id, "base_feed_version": feed.version,
+        "task_id": task_id, "version": version, "author": author, "feed_id": feed_id, "base_feed_version": feed.version,
         "feed_version": feed.version, "tier": tier, "subcategory": subcategory, "eval_type": eval_type,
         "instruction": instruction, "options": json.dumps(options, ensure_ascii=False) if options else None,
         "eval_config": json.dumps(eval_config, ensure_ascii=False), "status": status, "annotation_sha256": "sha",
         "lead_time_s": 10.0, "annotated_at": now(), "run_id": "test", "created_at": now()})
     for seq, (before, after) in enumerate([(None, "authored"), ("authored", "needs_fix" if status == "needs_fix"
                                                                  else "valid")], start=1):
-        cat.insert("task_transitions", {"task_id": task_id, "version": 1, "seq": seq, "from_state": before,
+        cat.insert("task_transitions", {"task_id": task_id, "version": version, "seq": seq, "from_state": before,
                                         "to_state": after, "who": "test", "run_id": "test", "moved_at": now()})
 
 
@@ -34,3 +35,17 @@ def planted_catalog(cat: Catalog, n_feeds: int = 6, seed: int = 41) -> list[str]
             cat.con.execute("UPDATE videos SET title = ?, hashtags = NULL, author_bio = NULL WHERE video_id = ?",
                             [f"普通的日常视频{position}", video])
     return ids
+
+
+def finish_qc(cat: Catalog, task_id: str, version: int = 1, end: str = "reviewed_ok") -> None:
+    """Move a planted task on from `valid` as the filter and review would (or to `end`)."""
+    path = {"reviewed_ok": ["shortcut_passed", "reviewed_ok"], "kept": ["shortcut_passed", "escalated", "kept"],
+            "deleted": ["shortcut_passed", "escalated", "deleted"], "shortcut_discarded": ["shortcut_discarded"]}[end]
+    seq = cat.scalar("SELECT max(seq) FROM task_transitions WHERE task_id = ? AND version = ?", [task_id, version])
+    before = cat.scalar("SELECT to_state FROM task_transitions WHERE task_id = ? AND version = ? AND seq = ?",
+                        [task_id, version, seq])
+    for n, state in enumerate(path, start=seq + 1):
+        cat.insert("task_transitions", {"task_id": task_id, "version": version, "seq": n, "from_state": before,
+                                        "to_state": state, "reason": f"test: {state}", "who": "test",
+                                        "run_id": "test", "moved_at": now()})
+        before = state

@@ -105,7 +105,5 @@ def test_reviewer_answers_blind_flags_and_comments_in_the_browser(clustered_cata
     review = review[0]
     assert (review["reviewer"], review["answer"], list(review["flags"]), review["comment"]) == (
         "hugo", "C", ["ambiguous"], COMMENT)
-    assert "flagged ambiguous" in review["reason"] and "answers differ: author B, reviewer C" in review["reason"]
-    assert COMMENT in review["reason"]
     assert review["reason"] == f"flagged ambiguous; answers differ: author B, reviewer C; comment: {COMMENT}"
     assert import_reviews(cat)["unchanged"] == 1

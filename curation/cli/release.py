@@ -1,0 +1,118 @@
+"""`curate release ...`: build, verify, publish; the public runner's format in and out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from curation.cli.base import app, config, open_catalog
+
+release_app = typer.Typer(no_args_is_help=True, help="Versioned releases of the tasks.")
+app.add_typer(release_app, name="release")
+
+
+@release_app.command("build")
+def release_build(
+    version: Annotated[str, typer.Option(help="The new version, MAJOR.MINOR.PATCH.")],
+    parent: Annotated[str | None, typer.Option(help="The release it follows (default: the latest before it).")]
+    = None,
+    out: Annotated[Path | None, typer.Option(help="Folder to build under (default: [release] dir).")] = None,
+    repo: Annotated[str | None, typer.Option(help="ORG/NAME, for the card's loading example.")] = None,
+    with_media: Annotated[bool, typer.Option(help="Copy the normalised video files into media/.")] = False,
+) -> None:
+    """Freeze the tasks that finished QC into vX.Y.Z: parquet configs, runner JSON, card, changelog, manifest."""
+    from curation.release.build import build_release
+    from curation.release.report import release_report
+
+    with open_catalog() as cat:
+        built = build_release(cat, version, config().release, parent, out, with_media, repo)
+    assert built.folder is not None and built.diff is not None
+    report = release_report(built.folder, Path(config().reports.dir))
+    typer.echo(f"release {built.folder}: {built['tasks']:,} tasks, {built['videos']:,} videos, "
+               f"{built['feeds']:,} feeds; configs " + ", ".join(
+                   f"{c} ({built['per_config'][c]:,})" for c in built.configs))
+    if built.parent:
+        typer.echo(f"  against {built.parent}: {len(built.diff.added)} added, {len(built.diff.removed)} removed, "
+                   f"{len(built.diff.changed)} revised (CHANGELOG.md)")
+    typer.echo(f"  report: {report}")
+
+
+@release_app.command("verify")
+def release_verify(version: Annotated[str, typer.Argument(help="vX.Y.Z, or a release folder.")]) -> None:
+    """Re-hash every file against the manifest; exit 1 naming what changed."""
+    from curation.release.manifest import verify
+    from curation.release.semver import Version
+
+    folder = Path(version) if Path(version).is_dir() else Path(config().release.dir) / Version.parse(version).tag
+    problems = verify(folder)
+    for line in problems:
+        typer.echo(line)
+    if problems:
+        typer.echo(f"{folder}: {len(problems)} files differ from the manifest", err=True)
+        raise typer.Exit(1)
+    typer.echo(f"{folder}: every file matches the manifest")
+
+
+@release_app.command("publish")
+def release_publish(
+    version: Annotated[str, typer.Argument(help="vX.Y.Z")],
+    repo: Annotated[str, typer.Option(help="The dataset repo, ORG/NAME.")],
+    endpoint: Annotated[str | None, typer.Option(help="The hub (default: HF_ENDPOINT, else [release] endpoint).")]
+    = None,
+    dry_run: Annotated[bool, typer.Option(help="List every file and the tag; no network, no token needed.")] = False,
+) -> None:
+    """Verify, create the dataset repo if missing, upload the folder in one commit, tag it vX.Y.Z."""
+    from curation.release.publish import publish_release
+
+    with open_catalog() as cat:
+        plan = publish_release(cat, version, repo, config().release, endpoint, dry_run=dry_run)
+    if dry_run:
+        for name in plan.files:
+            typer.echo(f"  {name}")
+        typer.echo(f"would upload {len(plan.files)} files to {plan.endpoint}/datasets/{plan.repo} in one commit "
+                   f"and tag it {plan.tag}")
+        return
+    typer.echo(f"published {plan.tag}: {len(plan.files)} files to {plan.endpoint}/datasets/{plan.repo}, "
+               f"commit {plan.commit}")
+
+
+@release_app.command("import-livingscreen")
+def release_import(
+    folder: Annotated[Path, typer.Argument(help="A folder with gui_action.json / cross_source_understanding.json / "
+                                                "close_end_application.json.")],
+    version: Annotated[str, typer.Option(help="The version to record it as.")],
+) -> None:
+    """A release in the runner's format into the catalog (tasks start as `imported`; run `curate qc validate`)."""
+    from curation.release.livingscreen import import_livingscreen
+
+    with open_catalog(create=True) as cat:
+        c = import_livingscreen(cat, folder, version)
+    typer.echo(f"{c['elements']:,} tasks read: {c['tasks_new']:,} new, {c['tasks_new_versions']:,} new versions, "
+               f"{c['tasks_unchanged']:,} unchanged, {c['rejected']:,} rejected (curate status); "
+               f"{c['feeds_new']:,} feed versions, {c['video_stubs']:,} videos without metadata")
+
+
+@release_app.command("export-livingscreen")
+def release_export(
+    version: Annotated[str, typer.Argument(help="A recorded release, built or imported.")],
+    out: Annotated[Path, typer.Argument(help="Folder for the three JSON files.")],
+) -> None:
+    """Any recorded release in the runner's format."""
+    from curation.release.livingscreen import export_livingscreen
+
+    with open_catalog(read_only=False) as cat:
+        c = export_livingscreen(cat, version, out)
+    typer.echo(f"{out}: " + ", ".join(f"{name} {n:,}" for name, n in c.counts.items()))
+
+
+@release_app.command("list")
+def release_list() -> None:
+    """Recorded releases: version, parent, origin, tasks, where, and where they were published."""
+    with open_catalog(read_only=True) as cat:
+        rows = cat.rows("SELECT r.*, list(p.repo) FILTER (WHERE p.repo IS NOT NULL) AS repos FROM releases r "
+                        "LEFT JOIN publications p USING (version) GROUP BY ALL ORDER BY r.created_at")
+    for r in rows:
+        typer.echo(f"{r['version']}\t{r['origin']}\tparent {r['parent'] or '-'}\t{r['tasks']:,} tasks\t{r['path']}"
+                   + (f"\tpublished to {', '.join(r['repos'])}" if r["repos"] else ""))

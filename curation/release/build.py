@@ -1,0 +1,205 @@
+"""`curate release build`: freeze the tasks that finished QC into `build/releases/vX.Y.Z/`:
+parquet configs (per tier, `all`, and the tasks added since the parent), videos and feeds,
+the runner's three JSON files, the dataset card, a changelog and a manifest of hashes.
+
+A release is never overwritten; the same catalog state always gives the same bytes (rows in
+one order, parquet written the same way, no clock in any file); the version must move as
+semantic versioning says against its parent. The folder is written aside and renamed into
+place at the end, so a killed build leaves no half release.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from curation.core.catalog import Catalog, code_version, now
+from curation.core.config import ReleaseConfig
+from curation.core.errors import PrerequisiteError, UsageError
+from curation.core.stage import RunResult, StageRun, stage
+from curation.qc.funnel import funnel_rows, summarise
+from curation.qc.runner_format import RUNNER_FILES
+from curation.release.card import data_path, render_card
+from curation.release.contents import CONFIGS, ReleaseContents, gather, sha256_of
+from curation.release.manifest import write_manifest
+from curation.release.semver import Version, check_bump
+
+_STRINGS = pa.list_(pa.string())
+TASK_SCHEMA = pa.schema([
+    ("task_id", pa.string()), ("task_version", pa.int32()), ("tier", pa.string()), ("subcategory", pa.string()),
+    ("config", pa.string()), ("eval_type", pa.string()), ("instruction", pa.string()),
+    ("options", pa.list_(pa.struct([("label", pa.string()), ("text", pa.string())]))), ("answer", pa.string()),
+    ("eval_config", pa.string()), ("runner_instruction", pa.string()), ("feed_id", pa.string()),
+    ("feed_version", pa.int32()), ("video_feed", _STRINGS), ("anchor_videos", _STRINGS),
+    ("distractor_videos", _STRINGS), ("feed_runtime_s", pa.float64()), ("distractor_ratio", pa.float64()),
+    ("qc", pa.struct([("shortcut_verdict", pa.string()), ("shortcut_answers", pa.string()),
+                      ("review_outcome", pa.string()), ("decision", pa.string())])),
+    ("author_id", pa.string()), ("reviewer_id", pa.string()), ("content_sha256", pa.string())])
+VIDEO_SCHEMA = pa.schema([
+    ("video_id", pa.string()), ("source", pa.string()), ("caption", pa.string()), ("hashtags", _STRINGS),
+    ("author_name", pa.string()), ("author_bio", pa.string()), ("like_count", pa.int64()),
+    ("collect_count", pa.int64()), ("comment_count", pa.int64()), ("share_count", pa.int64()),
+    ("duration_s", pa.float64()), ("media_sha256", pa.string()), ("metadata_missing", pa.bool_())])
+FEED_SCHEMA = pa.schema([
+    ("feed_id", pa.string()), ("version", pa.int32()), ("video_feed", _STRINGS), ("anchor_videos", _STRINGS),
+    ("distractor_videos", _STRINGS), ("anchor_cluster", pa.int32()), ("distractor_ratio", pa.float64()),
+    ("total_runtime_s", pa.float64()), ("seed", pa.int64()), ("edited", pa.bool_())])
+
+
+def write_parquet(rows: list[dict[str, Any]], schema: pa.Schema, path: Path) -> None:
+    """Deterministic parquet: fixed schema and row order, one row group, no timestamps."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table = pa.Table.from_pylist(rows, schema=schema)
+    pq.write_table(table, path, compression="zstd", compression_level=9, row_group_size=max(len(rows), 1))
+
+
+def delta_config(parent: str, version: str) -> str:
+    return f"v{parent}_to_v{version}".replace(".", "_")
+
+
+@dataclass
+class Diff:
+    added: list[str] = field(default_factory=list)
+    removed: list[tuple[str, str]] = field(default_factory=list)  # (task id, why)
+    changed: list[tuple[str, str, str]] = field(default_factory=list)  # (task id, old wording, new wording)
+
+
+def diff_against(catalog: Catalog, parent: str | None, contents: ReleaseContents) -> Diff:
+    out = Diff()
+    new = {t["task_id"]: t for t in contents.tasks}
+    old = {r["task_id"]: r for r in catalog.rows("SELECT task_id, content_sha256, runner FROM release_tasks "
+                                                 "WHERE version = ?", [parent])} if parent else {}
+    out.added = [t for t in new if t not in old]
+    for task_id, row in old.items():
+        if task_id not in new:
+            why = catalog.rows("SELECT to_state, reason, who FROM task_transitions WHERE task_id = ? "
+                               "ORDER BY version DESC, seq DESC LIMIT 1", [task_id])
+            out.removed.append((task_id, f"{why[0]['to_state']}" + (f": {why[0]['reason']}" if why[0]["reason"]
+                                                                    else "") if why else "no longer in the catalog"))
+        elif row["content_sha256"] != new[task_id]["content_sha256"]:
+            out.changed.append((task_id, json.loads(row["runner"])["instruction"], new[task_id]["runner_instruction"]))
+    return out
+
+
+def changelog(version: str, parent: str | None, diff: Diff) -> str:
+    lines = [f"# v{version}", "", f"Against v{parent}." if parent else "The first release.", ""]
+    lines += [f"## Added ({len(diff.added)})", ""] + [f"- {t}" for t in diff.added] + [""]
+    lines += [f"## Removed ({len(diff.removed)})", ""] + [f"- {t}: {why}" for t, why in diff.removed] + [""]
+    lines += [f"## Revised ({len(diff.changed)})", ""]
+    for task_id, before, after in diff.changed:
+        lines += [f"- {task_id}", f"  - before: {' '.join(before.split())}", f"  - after: {' '.join(after.split())}"]
+    return "\n".join(lines) + "\n"
+
+
+def choose_parent(catalog: Catalog, version: Version, parent: str | None) -> str | None:
+    known = {str(Version.parse(v)): v for (v,) in catalog.con.execute("SELECT version FROM releases").fetchall()}
+    if parent is not None:
+        if str(Version.parse(parent)) not in known:
+            listed = ", ".join(sorted(known)) or "none"
+            raise UsageError(f"parent {parent} is not a recorded release (recorded: {listed})")
+        return str(Version.parse(parent))
+    earlier = sorted((Version.parse(v) for v in known if Version.parse(v) < version), reverse=True)
+    return str(earlier[0]) if earlier else None
+
+
+@dataclass
+class BuiltRelease(RunResult):
+    folder: Path | None = None
+    parent: str | None = None
+    diff: Diff | None = None
+    configs: list[str] = field(default_factory=list)
+
+
+@stage("release-build", command="curate release build --version X.Y.Z [--parent X.Y.Z]",
+       reads=("tasks", "task_transitions", "feeds", "videos", "media_probes", "media_outputs", "shortcut_verdicts",
+              "reviews", "decisions", "pseudonyms", "releases", "release_tasks"),
+       writes=("pseudonyms", "releases", "release_tasks", "release folder"),
+       summary="the tasks that finished QC, frozen as parquet configs, runner JSON, a dataset card and a manifest")
+def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: str | None = None,
+                  out_root: Path | None = None, with_media: bool = False, repo: str | None = None) -> BuiltRelease:
+    catalog = run.db
+    target = Version.parse(version)
+    folder = (out_root or Path(settings.dir)) / target.tag
+    if folder.exists():
+        raise UsageError(f"{folder} exists: a release is never overwritten; choose a new version")
+    contents = gather(catalog)
+    if not contents.tasks:
+        raise PrerequisiteError("no task has finished QC (kept or reviewed ok): run `curate qc review` first")
+    parent = choose_parent(catalog, target, parent)
+    diff = diff_against(catalog, parent, contents)
+    if parent:
+        check_bump(Version.parse(parent), target, len(diff.added), len(diff.removed), len(diff.changed))
+    content_sha = sha256_of([contents.tasks, contents.feeds, contents.videos])
+    recorded = catalog.rows("SELECT * FROM releases WHERE version = ?", [str(target)])
+    if recorded and recorded[0]["content_sha256"] != content_sha:
+        raise UsageError(f"v{target} was already released with other content: choose a new version")
+    run.params.update(version=str(target), parent=parent, with_media=with_media, folder=str(folder))
+    result = BuiltRelease(run.counts, folder=folder, parent=parent, diff=diff)
+    partial = folder.with_name(f".{folder.name}.partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    configs = ["all"] + [c for tier, c in CONFIGS.items() if any(t["tier"] == tier for t in contents.tasks)]
+    write_parquet(contents.tasks, TASK_SCHEMA, partial / data_path("all"))
+    for tier, config in CONFIGS.items():
+        if config in configs:
+            write_parquet([t for t in contents.tasks if t["tier"] == tier], TASK_SCHEMA, partial / data_path(config))
+    if parent and diff.added:
+        configs.append(delta_config(parent, str(target)))
+        write_parquet([t for t in contents.tasks if t["task_id"] in set(diff.added)], TASK_SCHEMA,
+                      partial / data_path(configs[-1]))
+    result.configs = configs
+    write_parquet(contents.videos, VIDEO_SCHEMA, partial / "videos.parquet")
+    write_parquet(contents.feeds, FEED_SCHEMA, partial / "feeds.parquet")
+    for name in RUNNER_FILES.values():
+        path = partial / "livingscreen" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(contents.runner[name], ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    qc = summarise(funnel_rows(run))
+    (partial / "README.md").write_text(render_card(settings, str(target), repo, configs, contents.tasks,
+                                                   contents.videos, qc, parent), encoding="utf-8")
+    (partial / "CHANGELOG.md").write_text(changelog(str(target), parent, diff), encoding="utf-8")
+    if with_media:
+        _copy_media(catalog, [v["video_id"] for v in contents.videos], partial / "media")
+    counts = {"tasks": len(contents.tasks), "videos": len(contents.videos), "feeds": len(contents.feeds),
+              "per_config": {c: sum(1 for t in contents.tasks if c == "all" or t["config"] == c
+                                    or (c.startswith("v") and t["task_id"] in diff.added)) for c in configs},
+              "added": len(diff.added), "removed": len(diff.removed), "changed": len(diff.changed)}
+    write_manifest(partial, {"version": str(target), "parent": parent, "toolkit_version": code_version(),
+                             "content_sha256": content_sha, "counts": counts, "catalog_runs": contents.run_ids,
+                             "qc": qc["all"], "configs": configs})
+    partial.rename(folder)
+    manifest_sha = sha256_of(json.loads((folder / "manifest.json").read_text(encoding="utf-8")))
+    if not recorded:
+        catalog.insert("releases", {"version": str(target), "parent": parent, "origin": "built", "path": str(folder),
+                                    "content_sha256": content_sha, "manifest_sha256": manifest_sha,
+                                    "tasks": len(contents.tasks), "run_id": run.run_id, "created_at": now()})
+        versions = {t["task_id"]: t["task_version"] for t in contents.tasks}
+        record_runner_tasks(catalog, str(target), contents.runner, versions)
+    run.counts.update(counts)
+    return result
+
+
+def record_runner_tasks(catalog: Catalog, version: str, runner: dict[str, list[dict[str, Any]]],
+                        versions: dict[str, int]) -> None:
+    """What a release holds, element by element in the runner's format (built or imported)."""
+    for name, elements in runner.items():
+        for position, element in enumerate(elements):
+            catalog.insert("release_tasks", {
+                "version": version, "runner_file": name, "position": position, "task_id": element.get("task_id"),
+                "task_version": versions.get(element.get("task_id")), "content_sha256": sha256_of(element),
+                "runner": json.dumps(element, ensure_ascii=False)})
+
+
+def _copy_media(catalog: Catalog, video_ids: list[str], into: Path) -> None:
+    for row in catalog.rows("SELECT video_id, output_path FROM media_outputs WHERE list_contains(?, video_id) "
+                            "ORDER BY video_id", [video_ids]):
+        source = Path(row["output_path"] or "")
+        if source.is_file():
+            target = into / f"{row['video_id']}{source.suffix}"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)

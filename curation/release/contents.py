@@ -1,0 +1,135 @@
+"""What a release holds, read from the catalog: the tasks whose life cycle ended well (latest
+version `kept` or `reviewed_ok`), each with its feed version, QC summary and pseudonymous
+people; every feed and video they use. Rows come out in one fixed order, so that the same
+catalog state always gives the same release."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from curation.annotate.syntax import split_instruction
+from curation.core.catalog import Catalog, now
+from curation.corpus.visible import load_visible
+from curation.qc.runner_format import RUNNER_FILES, task_to_runner
+
+RELEASED_STATES = ("kept", "reviewed_ok")
+CONFIGS = {"L1": "l1_gui_action", "L2": "l2_cross_source_understanding", "L3": "l3_close_end_application"}
+
+
+def canonical(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def sha256_of(value: Any) -> str:
+    return hashlib.sha256(canonical(value).encode()).hexdigest()
+
+
+def task_order(task_id: str) -> tuple[str, int, str]:
+    match = re.fullmatch(r"(.*)_(\d+)", task_id)
+    return (match.group(1), int(match.group(2)), task_id) if match else (task_id, 0, task_id)
+
+
+@dataclass
+class ReleaseContents:
+    tasks: list[dict[str, Any]] = field(default_factory=list)    # one row per task (the `all` config)
+    runner: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # runner file -> elements
+    feeds: list[dict[str, Any]] = field(default_factory=list)
+    videos: list[dict[str, Any]] = field(default_factory=list)
+    run_ids: list[str] = field(default_factory=list)              # the catalog runs behind it
+
+
+def pseudonym(catalog: Catalog, person: str | None) -> str | None:
+    """A stable id for a person (never their name or e-mail), given in order of first appearance."""
+    if not person:
+        return None
+    known = catalog.scalar("SELECT pseudonym FROM pseudonyms WHERE person = ?", [person])
+    if known:
+        return str(known)
+    number = int(catalog.scalar("SELECT count(*) FROM pseudonyms")) + 1
+    name = f"annotator-{number:03d}"
+    catalog.insert("pseudonyms", {"person": person, "pseudonym": name, "created_at": now()})
+    return name
+
+
+def released_task_rows(catalog: Catalog) -> list[dict[str, Any]]:
+    return catalog.rows("""
+        SELECT t.*, s.state, f.video_feed, f.total_runtime_s, f.ratio, b.keyword_videos, b.other_videos
+        FROM latest_tasks t JOIN task_states s ON s.task_id = t.task_id AND s.version = t.version
+        JOIN feeds f ON f.feed_id = t.feed_id AND f.version = t.feed_version
+        JOIN feeds b ON b.feed_id = t.feed_id AND b.version = coalesce(t.base_feed_version, t.feed_version)
+        WHERE list_contains(?, s.state)""", [list(RELEASED_STATES)])
+
+
+def _qc_summary(catalog: Catalog, task_id: str, version: int) -> dict[str, Any]:
+    verdict = catalog.rows("SELECT verdict, answers FROM shortcut_verdicts WHERE task_id = ? AND task_version = ? "
+                           "ORDER BY created_at DESC, config_sha256 LIMIT 1", [task_id, version])
+    review = catalog.rows("SELECT reviewer, outcome FROM reviews WHERE task_id = ? AND task_version = ?",
+                          [task_id, version])
+    decision = catalog.scalar("SELECT decision FROM decisions WHERE task_id = ? AND task_version = ?",
+                              [task_id, version])
+    answers = json.loads(verdict[0]["answers"]) if verdict and verdict[0]["answers"] else []
+    return {"shortcut_verdict": verdict[0]["verdict"] if verdict else None,
+            "shortcut_answers": canonical([{k: a.get(k) for k in ("inspector", "sample", "parsed", "correct")}
+                                           for a in answers]),
+            "review_outcome": review[0]["outcome"] if review else None, "decision": decision,
+            "reviewer": review[0]["reviewer"] if review else None}
+
+
+def gather(catalog: Catalog) -> ReleaseContents:
+    """Everything a release of the catalog's current state holds (writes only new pseudonyms)."""
+    out = ReleaseContents(runner={name: [] for name in RUNNER_FILES.values()})
+    rows = sorted(released_task_rows(catalog), key=lambda r: (r["tier"] or "", *task_order(r["task_id"])))
+    feeds_used: dict[tuple[str, int], None] = {}
+    for row in rows:
+        runner = task_to_runner(row, row)
+        out.runner[RUNNER_FILES[row["tier"]]].append(runner)
+        qc = _qc_summary(catalog, row["task_id"], row["version"])
+        options = json.loads(row["options"]) if row["options"] else {}
+        question = split_instruction(row["instruction"] or "")[0] if not options else (row["instruction"] or "")
+        config = json.loads(row["eval_config"]) if row["eval_config"] else []
+        out.tasks.append({
+            "task_id": row["task_id"], "task_version": row["version"], "tier": row["tier"],
+            "subcategory": row["subcategory"], "config": CONFIGS[row["tier"]], "eval_type": row["eval_type"],
+            "instruction": question, "options": [{"label": k, "text": v} for k, v in sorted(options.items())],
+            "answer": config[0].get("answer") if row["eval_type"] == "label" and config else None,
+            "eval_config": canonical(config), "runner_instruction": runner["instruction"],
+            "feed_id": row["feed_id"], "feed_version": row["feed_version"], "video_feed": list(row["video_feed"]),
+            "anchor_videos": list(row["keyword_videos"] or []), "distractor_videos": list(row["other_videos"] or []),
+            "feed_runtime_s": row["total_runtime_s"], "distractor_ratio": row["ratio"],
+            "qc": {k: qc[k] for k in ("shortcut_verdict", "shortcut_answers", "review_outcome", "decision")},
+            "author_id": pseudonym(catalog, row["author"]), "reviewer_id": pseudonym(catalog, qc["reviewer"]),
+            "content_sha256": sha256_of(runner)})
+        feeds_used[(row["feed_id"], row["feed_version"])] = None
+        feeds_used[(row["feed_id"], row["base_feed_version"] or row["feed_version"])] = None
+    for feed_id, version in sorted(feeds_used):
+        feed = catalog.rows("SELECT * FROM feeds WHERE feed_id = ? AND version = ?", [feed_id, version])[0]
+        out.feeds.append({"feed_id": feed_id, "version": version, "video_feed": list(feed["video_feed"]),
+                          "anchor_videos": list(feed["keyword_videos"] or []),
+                          "distractor_videos": list(feed["other_videos"] or []),
+                          "anchor_cluster": feed["anchor_cluster"],
+                          "distractor_ratio": feed["ratio"], "total_runtime_s": feed["total_runtime_s"],
+                          "seed": feed["seed"], "edited": feed["edit"] is not None})
+    ids = sorted({v for f in out.feeds for key in ("video_feed", "anchor_videos", "distractor_videos")
+                  for v in f[key]})
+    visible = load_visible(catalog, ids)
+    extra = {r["video_id"]: r for r in catalog.rows(
+        "SELECT v.video_id, v.source, v.metadata_missing, p.sha256 FROM videos v "
+        "LEFT JOIN media_probes p USING (video_id) WHERE list_contains(?, v.video_id)", [ids])}
+    for video_id in ids:
+        seen, more = visible[video_id], extra.get(video_id, {})
+        out.videos.append({"video_id": video_id, "source": more.get("source") or video_id.split("/", 1)[0],
+                           "caption": seen.caption, "hashtags": list(seen.hashtags), "author_name": seen.author_name,
+                           "author_bio": seen.author_bio, "like_count": seen.like_count,
+                           "collect_count": seen.collect_count, "comment_count": seen.comment_count,
+                           "share_count": seen.share_count, "duration_s": seen.duration_s,
+                           "media_sha256": more.get("sha256"),
+                           "metadata_missing": bool(more.get("metadata_missing")) or video_id not in extra})
+    out.run_ids = sorted({r[0] for r in catalog.con.execute(
+        "SELECT DISTINCT run_id FROM task_transitions WHERE list_contains(?, task_id) AND run_id IS NOT NULL "
+        "UNION SELECT DISTINCT run_id FROM tasks WHERE list_contains(?, task_id) AND run_id IS NOT NULL",
+        [[r["task_id"] for r in rows], [r["task_id"] for r in rows]]).fetchall()})
+    return out

@@ -1,0 +1,173 @@
+"""Existing releases in the public runner's format, in and out.
+
+`import-livingscreen` records a runner directory as a release: every element as it was (so
+that its export gives back the same JSON, task for task and in order), and each well-formed
+task in the catalog (state `imported`; `curate qc validate` then settles it, and the shortcut
+filter runs on it). A task's feed becomes feed versions: the base feed from its
+`keyword_videos` / `other_videos` lists, and the `video_feed` it uses as the edited version
+when it differs. Videos the catalog does not know are created as stubs marked
+`metadata_missing`. A malformed element is rejected with its reason, never dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from curation.annotate.syntax import split_instruction
+from curation.core.catalog import Catalog, now
+from curation.core.errors import UsageError
+from curation.core.stage import RunResult, StageRun, stage
+from curation.corpus.feeds import Feed, insert_feeds
+from curation.qc.lifecycle import move
+from curation.qc.runner_format import RUNNER_FILES, load_runner_dir
+from curation.release.build import record_runner_tasks
+from curation.release.contents import canonical, sha256_of
+from curation.release.semver import Version
+
+TIER_OF = {name: tier for tier, name in RUNNER_FILES.items()}
+
+
+def malformed(element: dict[str, Any]) -> str | None:
+    """Why an element cannot become a catalog task (None: it can)."""
+    if not isinstance(element.get("task_id"), str) or not re.fullmatch(r".+_\d+", element["task_id"]):
+        return "task_id must be <subcategory>_<n>"
+    feed = element.get("video_feed")
+    if not isinstance(feed, list) or not feed or not all(isinstance(v, str) and "/" in v for v in feed):
+        return "video_feed must be a non-empty list of <source>/<id> video ids"
+    for key in ("keyword_videos", "other_videos"):
+        if key in element and not (isinstance(element[key], list) and all(isinstance(v, str) for v in element[key])):
+            return f"{key} must be a list of video ids"
+    if element.get("eval_type") not in ("label", "platform"):
+        return f"eval_type {element.get('eval_type')!r} is neither label nor platform"
+    if not isinstance(element.get("eval_config"), list):
+        return "eval_config must be a list"
+    if not isinstance(element.get("instruction"), str):
+        return "instruction must be text"
+    return None
+
+
+def _feed_versions(catalog: Catalog, run: StageRun, element: dict[str, Any]) -> tuple[str, int, int]:
+    """(feed id, base version, version used) for an element, adding versions only when new."""
+    feed_id = f"ls-{element['task_id']}"
+    used = list(element["video_feed"])
+    keyword, other = list(element.get("keyword_videos") or []), list(element.get("other_videos") or [])
+    base = keyword + other if (keyword or other) else used
+    existing = catalog.rows("SELECT version, video_feed, keyword_videos, other_videos FROM feeds WHERE feed_id = ? "
+                            "ORDER BY version", [feed_id])
+
+    def version_of(videos: list[str], edited: bool) -> int:
+        for row in existing:
+            if list(row["video_feed"]) == videos and list(row["keyword_videos"]) == keyword \
+                    and list(row["other_videos"]) == other:
+                return int(row["version"])
+        number = max([r["version"] for r in existing], default=0) + 1
+        ratio = len(other) / len(keyword) if keyword else None
+        feed = Feed(feed_id, number, -1, "imported", keyword, other, videos, ratio, 0, run.run_id, None,
+                    [{"op": "imported", "note": "the release's video_feed"}] if edited else None)
+        insert_feeds(catalog, [feed])
+        existing.append({"version": number, "video_feed": videos, "keyword_videos": keyword, "other_videos": other})
+        return number
+
+    base_version = version_of(base, edited=False)
+    return feed_id, base_version, base_version if used == base else version_of(used, edited=True)
+
+
+def _stub_videos(catalog: Catalog, run: StageRun, ids: list[str]) -> int:
+    known = {r[0] for r in catalog.con.execute("SELECT video_id FROM videos WHERE list_contains(?, video_id)",
+                                               [ids]).fetchall()}
+    missing = sorted(set(ids) - known)
+    for video_id in missing:
+        source, native = video_id.split("/", 1)
+        catalog.insert("videos", {"video_id": video_id, "source": source, "native_id": native, "synthetic": False,
+                                  "ingest_run": run.run_id, "metadata_missing": True})
+    return len(missing)
+
+
+@stage("release-import-livingscreen", command="curate release import-livingscreen DIR --version V",
+       reads=("releases", "release_tasks", "tasks", "feeds", "videos", "task_transitions"),
+       writes=("releases", "release_tasks", "tasks", "feeds", "videos", "task_transitions", "rejects"),
+       summary="a release in the runner's format into the catalog: tasks (state imported), feeds as versions, "
+       "unknown videos as stubs")
+def import_livingscreen(run: StageRun, folder: Path, version: str) -> RunResult:
+    catalog = run.db
+    target = str(Version.parse(version))
+    elements = load_runner_dir(folder)
+    by_file: dict[str, list[dict[str, Any]]] = {}
+    for element in elements:
+        by_file.setdefault(element.pop("_file"), []).append(element)
+    content = sha256_of(by_file)
+    run.params.update(folder=str(folder), version=target)
+    run.counts.update(elements=len(elements), tasks_new=0, tasks_new_versions=0, tasks_unchanged=0, rejected=0,
+                      feeds_new=0, video_stubs=0)
+    recorded = catalog.rows("SELECT content_sha256, origin FROM releases WHERE version = ?", [target])
+    if recorded:
+        if recorded[0]["content_sha256"] != content:
+            raise UsageError(f"release {target} is already recorded ({recorded[0]['origin']}) with other content")
+        run.counts["tasks_unchanged"] = len(elements)
+        return RunResult(run.counts)
+    feeds_before = catalog.scalar("SELECT count(*) FROM feeds")
+    versions: dict[str, int] = {}
+    for name, items in by_file.items():
+        for position, element in enumerate(items):
+            why = malformed(element)
+            if why:
+                run.reject(source="livingscreen", raw_ref=f"{folder / name}[{position}]", reason=why,
+                           raw=canonical(element).encode(), record_id=str(element.get("task_id")))
+                run.counts["rejected"] += 1
+                continue
+            versions[element["task_id"]] = _import_task(run, name, element, target)
+    run.counts["feeds_new"] = catalog.scalar("SELECT count(*) FROM feeds") - feeds_before
+    catalog.insert("releases", {"version": target, "parent": None, "origin": "imported", "path": str(folder),
+                                "content_sha256": content, "manifest_sha256": None, "tasks": len(elements),
+                                "run_id": run.run_id, "created_at": now()})
+    record_runner_tasks(catalog, target, by_file, versions)
+    return RunResult(run.counts)
+
+
+def _import_task(run: StageRun, file: str, element: dict[str, Any], release: str) -> int:
+    catalog = run.db
+    task_id = element["task_id"]
+    run.counts["video_stubs"] += _stub_videos(catalog, run, sorted(
+        set(element["video_feed"]) | set(element.get("keyword_videos") or []) | set(element.get("other_videos") or [])))
+    feed_id, base_version, feed_version = _feed_versions(catalog, run, element)
+    question, options = split_instruction(element["instruction"]) if element["eval_type"] == "label" else (
+        element["instruction"], {})
+    row = {"tier": TIER_OF[file], "subcategory": re.sub(r"_\d+$", "", task_id), "eval_type": element["eval_type"],
+           "instruction": question, "options": json.dumps(options, ensure_ascii=False) if options else None,
+           "eval_config": json.dumps(element["eval_config"], ensure_ascii=False), "feed_id": feed_id,
+           "base_feed_version": base_version, "feed_version": feed_version}
+    latest = catalog.rows("SELECT * FROM tasks WHERE task_id = ? ORDER BY version DESC LIMIT 1", [task_id])
+    if latest and all(latest[0][k] == v for k, v in row.items() if k not in ("options", "eval_config")) and \
+            json.loads(latest[0]["eval_config"] or "null") == element["eval_config"] and \
+            json.loads(latest[0]["options"] or "{}") == options:
+        run.counts["tasks_unchanged"] += 1
+        return int(latest[0]["version"])
+    version = latest[0]["version"] + 1 if latest else 1
+    catalog.insert("tasks", {"task_id": task_id, "version": version, "author": None, "status": "ok",
+                             "reasons": None, "run_id": run.run_id, "created_at": now(), **row})
+    move(run, task_id, version, "imported", reason=f"release {release} ({file})", who="release-import")
+    run.counts["tasks_new" if version == 1 else "tasks_new_versions"] += 1
+    return version
+
+
+@stage("release-export-livingscreen", command="curate release export-livingscreen V OUT",
+       reads=("releases", "release_tasks"), writes=("runner folder",),
+       summary="any recorded release, built or imported, as the runner's three JSON files")
+def export_livingscreen(run: StageRun, version: str, out: Path) -> RunResult:
+    catalog = run.db
+    target = str(Version.parse(version))
+    if not catalog.rows("SELECT 1 FROM releases WHERE version = ?", [target]):
+        known = ", ".join(r[0] for r in catalog.con.execute("SELECT version FROM releases ORDER BY 1").fetchall())
+        raise UsageError(f"no release {target} is recorded (recorded: {known or 'none'})")
+    out.mkdir(parents=True, exist_ok=True)
+    run.params.update(version=target, out=str(out))
+    for name in RUNNER_FILES.values():
+        elements = [json.loads(r[0]) for r in catalog.con.execute(
+            "SELECT runner FROM release_tasks WHERE version = ? AND runner_file = ? ORDER BY position",
+            [target, name]).fetchall()]
+        (out / name).write_text(json.dumps(elements, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        run.counts[name] = len(elements)
+    return RunResult(run.counts)
