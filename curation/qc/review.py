@@ -136,8 +136,11 @@ def compare(task: dict[str, Any], answer: str | None, platform_state: str | None
     expected = json.loads(task["eval_config"]) if task["eval_config"] else []
     if task["eval_type"] == "label":
         author = expected[0]["answer"] if expected else None
+        options = sorted(json.loads(task["options"])) if task.get("options") else []
         if answer is None:
             return ("escalated", reasons, []) if flags else (None, [], ["choose your answer (A–F)"])
+        if options and answer not in options:
+            return None, [], [f"answer {answer} is not among the options {', '.join(options)}"]
         if answer != author:
             reasons.append(f"answers differ: author {author}, reviewer {answer}")
     else:

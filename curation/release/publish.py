@@ -6,6 +6,8 @@ version twice is refused before anything is uploaded."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +40,20 @@ def release_folder(run: StageRun, version: Version, settings: ReleaseConfig) -> 
     if not folder.is_dir():
         raise InputError(f"no release folder {folder}: run `curate release build --version {version}` first")
     return folder
+
+
+@contextmanager
+def hub_online() -> Iterator[None]:
+    """The toolkit keeps the hub offline (`HF_HUB_OFFLINE=1`: models load from their packages);
+    publishing is the one step that talks to a hub, the one the user named, and only for its calls."""
+    from huggingface_hub import constants
+
+    before = constants.HF_HUB_OFFLINE
+    constants.HF_HUB_OFFLINE = False
+    try:
+        yield
+    finally:
+        constants.HF_HUB_OFFLINE = before
 
 
 def _hub(step: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -78,14 +94,15 @@ def publish_release(run: StageRun, version: str, repo: str, settings: ReleaseCon
     from huggingface_hub import HfApi
 
     api = HfApi(endpoint=hub, token=secret("HF_TOKEN", "the Hugging Face token"))
-    _hub(f"creating the dataset repo {repo}", api.create_repo, repo, repo_type="dataset", exist_ok=True)
-    refs = _hub(f"listing the tags of {repo}", api.list_repo_refs, repo, repo_type="dataset")
-    if target.tag in {t.name for t in refs.tags}:
-        raise UsageError(f"{repo} already has the tag {target.tag}: a published version is never replaced")
-    commit = _hub(f"the commit of {folder}", api.upload_folder, repo_id=repo, folder_path=str(folder),
-                  repo_type="dataset", commit_message=f"Release {target.tag}")
-    _hub(f"the tag {target.tag}", api.create_tag, repo, tag=target.tag, revision=commit.oid, repo_type="dataset",
-         tag_message=f"LivingScreen tasks {target.tag}")
+    with hub_online():
+        _hub(f"creating the dataset repo {repo}", api.create_repo, repo, repo_type="dataset", exist_ok=True)
+        refs = _hub(f"listing the tags of {repo}", api.list_repo_refs, repo, repo_type="dataset")
+        if target.tag in {t.name for t in refs.tags}:
+            raise UsageError(f"{repo} already has the tag {target.tag}: a published version is never replaced")
+        commit = _hub(f"the commit of {folder}", api.upload_folder, repo_id=repo, folder_path=str(folder),
+                      repo_type="dataset", commit_message=f"Release {target.tag}")
+        _hub(f"the tag {target.tag}", api.create_tag, repo, tag=target.tag, revision=commit.oid,
+             repo_type="dataset", tag_message=f"LivingScreen tasks {target.tag}")
     plan.commit = commit.oid
     run.db.con.execute("DELETE FROM publications WHERE version = ? AND endpoint = ? AND repo = ?",
                        [str(target), hub, repo])

@@ -22,12 +22,15 @@ from curation.media.synthetic import register_synthetic
 from curation.qc.funnel import qc_report
 from curation.qc.shortcut import filter_shortcuts
 from curation.qc.validate import validate_catalog
+from curation.release.build import build_release
+from curation.release.livingscreen import export_livingscreen, import_livingscreen
 from tests.conftest import FIXTURES
 from tests.core.contract import run_traced
-from tests.qc.helpers import plant_task
+from tests.qc.helpers import finish_qc, plant_task
 
 SERVER_STAGES = {"annotate-export", "annotate-import", "qc-calibrate-export", "qc-calibrate-import",
-                 "qc-review-export", "qc-review-import", "qc-adjudicate-export", "qc-adjudicate-import"}
+                 "qc-review-export", "qc-review-import", "qc-adjudicate-export", "qc-adjudicate-import",
+                 "release-publish"}  # each traced where its server runs (tests/qc, tests/release/test_publish.py)
 
 
 def _clip(path, seconds: float = 1.0) -> None:
@@ -72,6 +75,11 @@ def test_every_stage_keeps_to_its_declared_tables(clustered_catalog, tmp_path):
     run_traced(cat, "qc-validate", lambda: validate_catalog(cat, config.feeds), seen)
     run_traced(cat, "qc-shortcut", lambda: filter_shortcuts(cat, config.qc.shortcut), seen)
     run_traced(cat, "qc-report", lambda: qc_report(cat, tmp_path / "qc.html"), seen)
+    finish_qc(cat, "feature_analysis_1", end="kept")
+    release = replace(config.release, dir=str(tmp_path / "releases"))
+    run_traced(cat, "release-build", lambda: build_release(cat, "1.0.0", release), seen)
+    run_traced(cat, "release-export-livingscreen", lambda: export_livingscreen(cat, "1.0.0", tmp_path / "runner"), seen)
+    run_traced(cat, "release-import-livingscreen", lambda: import_livingscreen(cat, tmp_path / "runner", "0.1.0"), seen)
 
     declared = {s.name for s in all_stages()}
     assert declared - SERVER_STAGES == seen  # no stage left unchecked

@@ -39,7 +39,7 @@ def test_impossible_reviews_are_refused_by_name():
         ("feature_analysis_1", 1): "ann"}
 
 
-LABEL_TASK = {"eval_type": "label", "eval_config": '[{"answer": "B"}]'}
+LABEL_TASK = {"eval_type": "label", "eval_config": '[{"answer": "B"}]', "options": '{"A": "x", "B": "y", "C": "z"}'}
 PLATFORM_TASK = {"eval_type": "platform", "eval_config": json.dumps(
     [{"func": "eval_like", "args": {"video_ids": 1}}, {"func": "eval_report",
                                                        "args": {"video_ids": 3, "expected_cat": "不实信息"}}])}
@@ -51,6 +51,7 @@ PLATFORM_TASK = {"eval_type": "platform", "eval_config": json.dumps(
     (LABEL_TASK, "B", None, ["poorly_worded"], ("escalated", ["flagged poorly_worded"], [])),
     (LABEL_TASK, None, None, ["ambiguous", "other"], ("escalated", ["flagged ambiguous, other"], [])),
     (LABEL_TASK, None, None, [], (None, [], ["choose your answer (A–F)"])),
+    (LABEL_TASK, "E", None, [], (None, [], ["answer E is not among the options A, B, C"])),
     (PLATFORM_TASK, None, "like 2\nreport 4 不实信息", [], ("reviewed_ok", [], [])),
     (PLATFORM_TASK, None, "like  2\nreport 4 不实信息", [], ("reviewed_ok", [], [])),
     (PLATFORM_TASK, None, "report 4 不实信息\nlike 2", [], ("escalated", [
