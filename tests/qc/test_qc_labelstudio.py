@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections import Counter
+from dataclasses import replace
 
 import pytest
 
@@ -20,7 +21,10 @@ from curation.qc.calibration_report import NOT_ENOUGH, write_calibration
 from curation.qc.funnel import qc_report
 from curation.qc.lifecycle import path_of, state_of
 from curation.qc.review import export_reviews, import_reviews
+from curation.qc.runner_format import load_runner_dir
 from curation.qc.shortcut import filter_shortcuts
+from curation.qc.validate import validate_catalog, validate_tasks
+from curation.release.build import build_release
 from curation.status import explain_task
 from tests.core.contract import run_traced
 from tests.labelstudio import login
@@ -168,6 +172,8 @@ def test_blind_review_escalation_adjudication_and_a_revision_going_round_again(q
             row = owners[feed]
             answer(sessions[row["annotator"]], url, row["ls_task_id"], authoring_result(kinds[feed]))
         assert import_from_label_studio(cat, CONFIG.feeds)["new"] == 9
+        _, defects, _ = validate_catalog(cat, CONFIG.feeds)
+        assert not [d for d in defects if d.severity == "error"]
         shortcut = filter_shortcuts(cat, CONFIG.qc.shortcut)
         assert (shortcut["passed"], shortcut["not_filtered"]) == (5, 4)  # L1 GUI tasks go on unjudged
         tasks = {r["feed_id"]: r for r in cat.rows("SELECT * FROM tasks")}
@@ -294,3 +300,23 @@ def test_blind_review_escalation_adjudication_and_a_revision_going_round_again(q
             total["revised"]) == (9, 3, 3, 1, 1, 1)
     assert total["deleted_after_review"] == pytest.approx(1 / 5)
     assert total["revised_after_review"] == pytest.approx(1 / 5)
+
+    # the end of the pipeline: what finished QC is released, and loads as a benchmark user loads it
+    from datasets import load_dataset
+
+    with Catalog(path) as cat:
+        built = build_release(cat, "1.0.0", replace(CONFIG.release, dir=str(path.parent / "releases")))
+    finished = {same_label, same_platform, other_platform, other_label}
+    assert built.configs == ["all", "l1_gui_action", "l2_cross_source_understanding"]
+    rows = load_dataset(str(built.folder), "all", split="test")
+    assert set(rows["task_id"]) == finished
+    by_id = {r["task_id"]: r for r in rows}
+    assert by_id[other_platform]["task_version"] == 2 and by_id[other_label]["qc"]["decision"] == "keep"
+    assert by_id[same_label]["qc"]["review_outcome"] == "reviewed_ok" and by_id[same_label]["answer"] == "B"
+    assert by_id[same_label]["reviewer_id"].startswith("annotator-") and by_id[same_label]["author_id"] != \
+        by_id[same_label]["reviewer_id"]
+    l1 = load_dataset(str(built.folder), "l1_gui_action", split="test")
+    assert set(l1["task_id"]) == {same_platform, other_platform}
+    runner = load_runner_dir(built.folder / "livingscreen")
+    assert {t["task_id"] for t in runner} == finished and not [
+        d for d in validate_tasks(runner) if d.severity == "error"]
