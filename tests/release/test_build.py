@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from curation.core.errors import PrerequisiteError, UsageError
+from curation.corpus.feeds import load_feed
 from curation.qc.runner_format import load_runner_dir
 from curation.qc.validate import validate_tasks
 from curation.release.build import build_release
@@ -100,8 +101,10 @@ def test_rebuilds_are_byte_identical_never_overwrite_and_versions_move_as_semver
         build_release(cat, "1.0.0", settings(tmp_path / "c"))
     minor = build_release(cat, "1.1.0", settings(tmp_path / "a"))
     assert minor.parent == "1.0.0" and minor.configs[-1] == "v1_0_0_to_v1_1_0"
-    delta = pq.read_table(minor.folder / "data" / "v1_0_0_to_v1_1_0" / "test-00000-of-00001.parquet")
-    assert delta.column("task_id").to_pylist() == ["gui_collect_1"]
+    from datasets import load_dataset
+
+    assert load_dataset(str(minor.folder), "v1_0_0_to_v1_1_0", split="test")["task_id"] == ["gui_collect_1"]
+    assert len(load_dataset(str(minor.folder), "all", split="test")) == 5
 
     # the group revised a task: a new version with new wording, reviewed again
     plant_task(cat, "moderation_1", feeds[3], tier="L3", subcategory="moderation", eval_type="platform",
@@ -138,3 +141,34 @@ def test_verify_names_the_file_that_changed_by_one_byte(clustered_catalog, tmp_p
     out = subprocess.run([sys.executable, "-m", "curation.cli", "release", "verify", str(folder)], cwd=ROOT,
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 1 and "livingscreen/gui_action.json: changed" in out.stdout
+
+
+def test_the_command_line_builds_with_media_reports_and_lists(clustered_catalog, tmp_path):
+    cat = clustered_catalog
+    feeds = reviewed_catalog(cat)
+    clip = tmp_path / "normalised.mp4"
+    clip.write_bytes(b"\x00\x00\x00\x18ftypmp42 a tiny stand-in")
+    video = load_feed(cat, feeds[0]).video_feed[0]
+    cat.insert("media_outputs", {"video_id": video, "output_path": str(clip), "run_id": "test"})
+    cat.close()
+    config = tmp_path / "curation.toml"
+    config.write_text(f'[release]\ndir = "{tmp_path / "releases"}"\n[reports]\ndir = "{tmp_path / "reports"}"\n',
+                      encoding="utf-8")
+    base = [sys.executable, "-m", "curation.cli", "--catalog", str(cat.path), "--config", str(config), "release"]
+    out = subprocess.run([*base, "build", "--version", "1.0.0", "--with-media"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "4 tasks" in out.stdout and "l2_cross_source_understanding (2)" in out.stdout
+    folder = tmp_path / "releases" / "v1.0.0"
+    assert (folder / "media" / f"{video}.mp4").read_bytes() == clip.read_bytes()
+    page = (tmp_path / "reports" / "release-v1.0.0.html").read_text(encoding="utf-8")
+    assert page.count("<svg") >= 4 and "L2 feature_analysis" in page
+    again = subprocess.run([*base, "build", "--version", "1.0.0"], cwd=ROOT, capture_output=True, text=True,
+                           timeout=300)
+    assert again.returncode == 2 and again.stderr.strip().endswith("choose a new version")
+    typo = subprocess.run([*base, "build", "--version", "1.0"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert typo.returncode == 2 and "'1.0' is not a version: write MAJOR.MINOR.PATCH" in typo.stderr
+    listed = subprocess.run([*base, "list"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert listed.stdout.startswith("1.0.0\tbuilt\tparent -\t4 tasks")
+    verified = subprocess.run([*base, "verify", "v1.0.0"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert verified.returncode == 0 and "every file matches the manifest" in verified.stdout
