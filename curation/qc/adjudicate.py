@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import html
 import json
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from curation.annotate.client import ls_call
 from curation.annotate.importer import Draft, feedback_text, validate
-from curation.annotate.projects import annotation_sha, latest_annotation, read_fields, write_feedback
+from curation.annotate.projects import read_fields, write_feedback
 from curation.annotate.render import render_feed
 from curation.annotate.syntax import render_platform_state
 from curation.annotate.taxonomy import load_taxonomy
@@ -26,7 +27,7 @@ from curation.core.resources import resource_text
 from curation.core.stage import StageRun, stage
 from curation.corpus.feeds import load_feed
 from curation.qc.lifecycle import move, state_of
-from curation.qc.workspace import Session, group_project, open_session, returned_tasks, send_items, sent_items
+from curation.qc.workspace import Session, fresh_answers, group_project, open_session, send_missing
 
 PURPOSE = "adjudication"
 DECISIONS = ("keep", "delete", "revise")
@@ -80,20 +81,19 @@ def export_adjudication(run: StageRun, media_root: Path | None = None) -> dict[s
     media = media_root or Path("build/media")
     with group_project(run, session, PURPOSE, resource_text("adjudication.xml"), "LivingScreen adjudication",
                        "Escalated tasks for the group's decision: keep, delete or revise.", media) as project_id:
-        have = sent_items(catalog, project_id)
-        todo = [c for c in cases if f"{c['task_id']}@v{c['version']}" not in have]
-        run.counts["already_sent"] = len(cases) - len(todo)
-        payload = []
-        for c in todo:
-            feed = load_feed(catalog, c["feed_id"], c["feed_version"])
-            data = {"task_ref": f"{c['task_id']} · v{c['version']} · by {c['author']}", "case_html": case_html(c),
-                    "feed_html": render_feed(catalog, feed, media), "feedback": "", "task_id": c["task_id"],
-                    "task_version": c["version"]}
-            payload.append(({"item": f"{c['task_id']}@v{c['version']}", "task_id": c["task_id"],
-                             "task_version": c["version"], "feed_id": feed.feed_id, "feed_version": feed.version},
-                            data))
-        run.counts["sent"] = send_items(run, session, project_id, PURPOSE, "group", payload, "the escalated tasks")
+        send_missing(run, session, project_id, PURPOSE, "group",
+                     {f"{c['task_id']}@v{c['version']}": partial(_case_item, catalog, c, media) for c in cases},
+                     "the escalated tasks")
     return run.counts
+
+
+def _case_item(catalog: Catalog, case: dict[str, Any], media: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    feed = load_feed(catalog, case["feed_id"], case["feed_version"])
+    data = {"task_ref": f"{case['task_id']} · v{case['version']} · by {case['author']}", "case_html": case_html(case),
+            "feed_html": render_feed(catalog, feed, media), "feedback": "", "task_id": case["task_id"],
+            "task_version": case["version"]}
+    return ({"item": f"{case['task_id']}@v{case['version']}", "task_id": case["task_id"],
+             "task_version": case["version"], "feed_id": feed.feed_id, "feed_version": feed.version}, data)
 
 
 def read_decision(fields: dict[str, Any], task: dict[str, Any], feed_len: int
@@ -146,20 +146,8 @@ def import_adjudication(run: StageRun) -> dict[str, Any]:
     session = open_session()
     run.counts.update(decisions=0, kept=0, deleted=0, revised=0, unchanged=0, needs_fix=0, undecided=0,
                       changed_after_decision=0, no_longer_escalated=0)
-    for _, task, item in returned_tasks(run, session, PURPOSE):
-        annotation = latest_annotation(task)
-        if annotation is None:
-            run.counts["undecided"] += 1
-            continue
-        run.counts["decisions"] += 1
+    for _, task, item, annotation, sha in fresh_answers(run, session, PURPOSE, "decisions", "decisions", "undecided"):
         key = [item["task_id"], item["task_version"]]
-        sha = annotation_sha(annotation.get("result") or [])
-        before = catalog.scalar("SELECT annotation_sha256 FROM decisions WHERE task_id = ? AND task_version = ?", key)
-        if before is not None:
-            run.counts["unchanged" if before == sha else "changed_after_decision"] += 1
-            if before != sha:
-                note(f"warning: {key[0]} v{key[1]}: the decision was changed after it was imported; the first stands")
-            continue
         if state_of(catalog, *key) != "escalated":
             run.counts["no_longer_escalated"] += 1
             continue

@@ -14,6 +14,7 @@ import hashlib
 import html
 import json
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ from curation.core.errors import InputError, UsageError
 from curation.core.resources import resource_text
 from curation.core.stage import RunResult, StageRun, stage
 from curation.corpus.feeds import Feed, latest_feeds, load_feed
-from curation.qc.workspace import open_session, person_project, returned_tasks, send_items, sent_items
+from curation.qc.workspace import open_session, person_project, returned_tasks, send_missing
 
 PURPOSES = ("pilot", "pilot-questions")  # authoring on the pilot feeds; fixed questions (another config)
 FIELDS_AUTHORING = ("tier", "subcategory")
@@ -107,6 +108,19 @@ def question_html(question: dict[str, Any]) -> str:
     return f'<div class="ls-question"><b>{html.escape(question["question"])}</b><ul>{options}</ul></div>'
 
 
+def _pilot_item(catalog: Any, item: PilotItem, round_name: str, media: Path
+                ) -> tuple[dict[str, Any], dict[str, Any]]:
+    ref = f"试标 PILOT · {item.item} · {len(item.feed.video_feed)} videos"
+    data = {"feed_html": render_feed(catalog, item.feed, media), "feed_ref": ref, "feed_id": item.feed.feed_id,
+            "feed_version": item.feed.version, "feedback": "", "pilot": True, "round": round_name}
+    if item.question:
+        data["question_html"] = question_html(item.question)
+    record = {"round": round_name, "item": f"{round_name}/{item.item}", "feed_id": item.feed.feed_id,
+              "feed_version": item.feed.version,
+              "question": json.dumps(item.question, ensure_ascii=False) if item.question else None}
+    return record, data
+
+
 def _check_export(annotators: list[str], pilot: int | None = None, seed: int = 0, questions: Path | None = None,
                   *_: Any, **__: Any) -> None:
     if len({a.strip() for a in annotators if a.strip()}) < 2:
@@ -146,22 +160,9 @@ def export_pilot(run: StageRun, annotators: list[str], pilot: int | None = None,
                             f"LivingScreen {purpose.replace('-', ' ')} · {person}",
                             "Pilot batch for the calibration meeting: the same feeds for everyone. "
                             "These tasks never enter the benchmark.", media) as project_id:
-            have = sent_items(catalog, project_id)
-            todo = [i for i in items if f"{round_name}/{i.item}" not in have]
-            run.counts["already_sent"] += len(items) - len(todo)
-            payload = []
-            for i in todo:
-                ref = f"试标 PILOT · {i.item} · {len(i.feed.video_feed)} videos"
-                data = {"feed_html": render_feed(catalog, i.feed, media), "feed_ref": ref, "feed_id": i.feed.feed_id,
-                        "feed_version": i.feed.version, "feedback": "", "pilot": True, "round": round_name}
-                if i.question:
-                    data["question_html"] = question_html(i.question)
-                record = {"round": round_name, "item": f"{round_name}/{i.item}", "feed_id": i.feed.feed_id,
-                          "feed_version": i.feed.version,
-                          "question": json.dumps(i.question, ensure_ascii=False) if i.question else None}
-                payload.append((record, data))
-            run.counts["sent"] += send_items(run, session, project_id, purpose, person, payload,
-                                             f"the pilot tasks for {person}")
+            send_missing(run, session, project_id, purpose, person,
+                         {f"{round_name}/{i.item}": partial(_pilot_item, catalog, i, round_name, media) for i in items},
+                         f"the pilot tasks for {person}")
     return result
 
 

@@ -12,23 +12,23 @@ from __future__ import annotations
 import hashlib
 import html
 import json
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from curation.annotate.export import ExportResult
 from curation.annotate.importer import feedback_text
-from curation.annotate.projects import annotation_sha, latest_annotation, read_fields, write_feedback
+from curation.annotate.projects import read_fields, write_feedback
 from curation.annotate.render import render_feed
 from curation.annotate.syntax import parse_platform_state, render_platform_state
 from curation.annotate.taxonomy import load_taxonomy
 from curation.core.catalog import Catalog, now
 from curation.core.errors import UsageError
-from curation.core.progress import note
 from curation.core.resources import resource_text
 from curation.core.stage import StageRun, stage
 from curation.corpus.feeds import load_feed
 from curation.qc.lifecycle import move, state_of
-from curation.qc.workspace import open_session, person_project, returned_tasks, send_items, sent_items
+from curation.qc.workspace import fresh_answers, open_session, person_project, send_missing
 
 TaskKey = tuple[str, int]  # (task_id, version)
 
@@ -111,21 +111,20 @@ def export_reviews(run: StageRun, reviewers: list[str], seed: int = 0, media_roo
         with person_project(run, session, result, PURPOSE, person, resource_text("review.xml"),
                             f"LivingScreen review · {person}", "Tasks other annotators wrote: answer each one "
                             "yourself and flag what is wrong. Guide: annotation/GUIDE.md", media) as project_id:
-            have = sent_items(catalog, project_id)
-            todo = [t for t in mine if f"{t['task_id']}@v{t['version']}" not in have]
-            run.counts["already_sent"] += len(mine) - len(todo)
-            payload = []
-            for t in todo:
-                feed = load_feed(catalog, t["feed_id"], t["feed_version"])
-                data = {"task_ref": f"{t['task_id']} · v{t['version']} · {feed.feed_id} v{feed.version}",
-                        "task_html": task_html(t), "feed_html": render_feed(catalog, feed, media), "feedback": "",
-                        "task_id": t["task_id"], "task_version": t["version"]}
-                record = {"item": f"{t['task_id']}@v{t['version']}", "task_id": t["task_id"],
-                          "task_version": t["version"], "feed_id": feed.feed_id, "feed_version": feed.version}
-                payload.append((record, data))
-            run.counts["sent"] += send_items(run, session, project_id, PURPOSE, person, payload,
-                                             f"the review tasks for {person}")
+            send_missing(run, session, project_id, PURPOSE, person,
+                         {f"{t['task_id']}@v{t['version']}": partial(_review_item, catalog, t, media) for t in mine},
+                         f"the review tasks for {person}")
     return result
+
+
+def _review_item(catalog: Catalog, task: dict[str, Any], media: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    feed = load_feed(catalog, task["feed_id"], task["feed_version"])
+    data = {"task_ref": f"{task['task_id']} · v{task['version']} · {feed.feed_id} v{feed.version}",
+            "task_html": task_html(task), "feed_html": render_feed(catalog, feed, media), "feedback": "",
+            "task_id": task["task_id"], "task_version": task["version"]}
+    record = {"item": f"{task['task_id']}@v{task['version']}", "task_id": task["task_id"],
+              "task_version": task["version"], "feed_id": feed.feed_id, "feed_version": feed.version}
+    return record, data
 
 
 def compare(task: dict[str, Any], answer: str | None, platform_state: str | None, flags: list[str],
@@ -167,23 +166,10 @@ def import_reviews(run: StageRun) -> dict[str, Any]:
     session = open_session()
     run.counts.update(reviews=0, reviewed_ok=0, escalated=0, unchanged=0, unreadable=0, unanswered=0,
                       changed_after_decision=0, no_longer_in_review=0)
-    for project, task, item in returned_tasks(run, session, PURPOSE):
-        annotation = latest_annotation(task)
-        if annotation is None:
-            run.counts["unanswered"] += 1
-            continue
-        run.counts["reviews"] += 1
+    for project, task, item, annotation, sha in fresh_answers(run, session, PURPOSE, "reviews", "reviews",
+                                                              "unanswered"):
         key = [item["task_id"], item["task_version"]]
         result = annotation.get("result") or []
-        sha = annotation_sha(result)
-        before = catalog.rows("SELECT annotation_sha256 FROM reviews WHERE task_id = ? AND task_version = ?", key)
-        if before:
-            changed = before[0]["annotation_sha256"] != sha
-            run.counts["changed_after_decision" if changed else "unchanged"] += 1
-            if changed:
-                note(f"warning: {key[0]} v{key[1]}: {project['person']} changed the review after it was imported; "
-                     "the first review stands (the decision is already made)")
-            continue
         if state_of(catalog, *key) != "shortcut_passed":
             run.counts["no_longer_in_review"] += 1
             continue

@@ -4,7 +4,7 @@ review and adjudication stages, which differ only in what they send and read bac
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,8 +13,9 @@ from typing import Any
 from curation.annotate.accounts import current_admin, in_organization, read_passwords
 from curation.annotate.client import base_url, connect
 from curation.annotate.export import ExportResult, ensure_account
-from curation.annotate.projects import ensure_project, project_tasks, send_tasks
+from curation.annotate.projects import annotation_sha, ensure_project, latest_annotation, project_tasks, send_tasks
 from curation.core.catalog import Catalog, now
+from curation.core.progress import note
 from curation.core.stage import StageRun
 
 
@@ -73,6 +74,41 @@ def sent_items(catalog: Catalog, project_id: int) -> dict[str, int]:
     """item -> Label Studio task id, for what this project already holds."""
     return dict(catalog.con.execute("SELECT item, ls_task_id FROM qc_items WHERE base_url = ? AND project_id = ?",
                                     [base_url(), project_id]).fetchall())
+
+
+def send_missing(run: StageRun, session: Session, project_id: int, purpose: str, person: str,
+                 wanted: dict[str, Callable[[], tuple[dict[str, Any], dict[str, Any]]]], what: str) -> int:
+    """Send the wanted items the project does not hold yet. `wanted` maps an item key to a function
+    giving its (record, task data), called only for what is sent; counts `sent` and `already_sent`."""
+    have = sent_items(run.db, project_id)
+    todo = [make() for key, make in wanted.items() if key not in have]
+    run.counts["already_sent"] += len(wanted) - len(todo)
+    sent = send_items(run, session, project_id, purpose, person, todo, what)
+    run.counts["sent"] += sent
+    return sent
+
+
+def fresh_answers(run: StageRun, session: Session, purpose: str, table: str, answered: str, waiting: str
+                  ) -> Iterator[tuple[dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any], str]]:
+    """(project, task, item, annotation, its sha256) for every answer not imported yet into `table`
+    (keyed by task and version). An answer changed after its import does not count again: the
+    decision taken on it stands, and the import says so."""
+    for project, task, item in returned_tasks(run, session, purpose):
+        annotation = latest_annotation(task)
+        if annotation is None:
+            run.counts[waiting] += 1
+            continue
+        run.counts[answered] += 1
+        key = [item["task_id"], item["task_version"]]
+        sha = annotation_sha(annotation.get("result") or [])
+        before = run.db.scalar(f"SELECT annotation_sha256 FROM {table} WHERE task_id = ? AND task_version = ?", key)
+        if before is not None:
+            run.counts["unchanged" if before == sha else "changed_after_decision"] += 1
+            if before != sha:
+                note(f"warning: {key[0]} v{key[1]}: the answer in {project['person']}'s {purpose} project changed "
+                     "after it was imported; the first one stands (the decision on it is made)")
+            continue
+        yield project, task, item, annotation, sha
 
 
 def send_items(run: StageRun, session: Session, project_id: int, purpose: str, person: str,
