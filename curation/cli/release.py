@@ -116,3 +116,17 @@ def release_list() -> None:
     for r in rows:
         typer.echo(f"{r['version']}\t{r['origin']}\tparent {r['parent'] or '-'}\t{r['tasks']:,} tasks\t{r['path']}"
                    + (f"\tpublished to {', '.join(r['repos'])}" if r["repos"] else ""))
+
+
+@release_app.command("env-feeds")
+def release_env_feeds(
+    version: Annotated[str, typer.Argument(help="A recorded release.")],
+    out: Annotated[Path, typer.Argument(help="Folder for one <task_id>.json per task.")],
+) -> None:
+    """Per task, the video list the runner's app takes at /api/reset, with real counts and comment threads."""
+    from curation.release.envfeeds import export_env_feeds
+
+    with open_catalog() as cat:
+        c = export_env_feeds(cat, version, out)
+    typer.echo(f"{out}: {c['tasks']:,} tasks, {c['videos']:,} videos ({c['videos_without_metadata']:,} without a "
+               "title in the catalog)")

@@ -251,6 +251,23 @@ MIGRATIONS: list[str] = [
     );
     ALTER TABLE videos ADD COLUMN metadata_missing BOOLEAN DEFAULT false;
     """,
+    # 13: graded episodes of the public runner, per release, model and task; trajectory audits
+    """
+    CREATE TABLE episode_grades (
+        release VARCHAR NOT NULL, model VARCHAR NOT NULL, task_id VARCHAR NOT NULL, log_path VARCHAR,
+        tier VARCHAR, subcategory VARCHAR, eval_type VARCHAR, sr DOUBLE, sr_from VARCHAR, public_sr DOUBLE,
+        logged_result DOUBLE, ns INTEGER, invalid_calls INTEGER, watch_s DOUBLE, runtime_s DOUBLE, wr DOUBLE,
+        progress DOUBLE, answer VARCHAR, answered_differently BOOLEAN, state_disagrees BOOLEAN,
+        index0_disagrees BOOLEAN, watched DOUBLE[], buckets VARCHAR[], steps INTEGER, run_id VARCHAR,
+        PRIMARY KEY (release, model, task_id)
+    );
+    CREATE TABLE audit_flags (
+        release VARCHAR NOT NULL, model VARCHAR NOT NULL, task_id VARCHAR NOT NULL, position INTEGER NOT NULL,
+        under_observed BOOLEAN, over_observed BOOLEAN, auditor VARCHAR, ls_task_id INTEGER,
+        annotation_sha256 VARCHAR, run_id VARCHAR, created_at TIMESTAMP,
+        PRIMARY KEY (release, model, task_id, position)
+    );
+    """,
 ]
 
 

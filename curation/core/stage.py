@@ -32,7 +32,8 @@ PIPELINE = ("ingest", "keywords", "embed", "cluster", "feeds", "feeds-edit", "fe
             "media-probe", "media-normalise", "media-register-synthetic", "annotate-export", "annotate-import",
             "qc-calibrate-export", "qc-calibrate-import", "qc-validate", "qc-shortcut", "qc-review-export",
             "qc-review-import", "qc-adjudicate-export", "qc-adjudicate-import", "qc-report", "release-build",
-            "release-publish", "release-import-livingscreen", "release-export-livingscreen")
+            "release-publish", "release-import-livingscreen", "release-export-livingscreen", "release-env-feeds",
+            "grade", "rewards-build", "grade-audit-export", "grade-audit-import")
 
 
 @dataclass
@@ -169,6 +170,7 @@ def all_stages() -> list[Stage]:
     import curation.corpus.feed_export
     import curation.corpus.feeds
     import curation.corpus.keywords
+    import curation.grade.grade
     import curation.ingest
     import curation.media.normalise
     import curation.media.probe
@@ -181,6 +183,7 @@ def all_stages() -> list[Stage]:
     import curation.qc.shortcut
     import curation.qc.validate
     import curation.release.build
+    import curation.release.envfeeds
     import curation.release.livingscreen
     import curation.release.publish  # noqa: F401
 

@@ -1,0 +1,80 @@
+"""`curate grade ...` and `curate rewards ...`: reading the public runner's episodes back."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperGroup
+
+from curation.cli.base import app, config, open_catalog
+from curation.core.errors import UsageError
+
+
+class GradeGroup(TyperGroup):
+    """`curate grade LOGS_DIR ...` grades; `curate grade audit ...` audits: a first word that names
+    no subcommand is a logs folder."""
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            args = ["logs", *args]
+        return super().resolve_command(ctx, args)
+
+
+grade_app = typer.Typer(cls=GradeGroup, no_args_is_help=True,
+                        help="Grade the runner's episode logs: `curate grade LOGS_DIR --release vX.Y.Z`.")
+app.add_typer(grade_app, name="grade")
+rewards_app = typer.Typer(no_args_is_help=True, help="Reward-model training data from graded episodes.")
+app.add_typer(rewards_app, name="rewards")
+
+
+def paired(logs: list[Path], models: list[str] | None) -> list[tuple[str, Path]]:
+    if models and len(models) != len(logs):
+        raise UsageError(f"give one --model per logs folder ({len(logs)} folders, {len(models)} models)")
+    return [(models[i] if models else folder.resolve().name, folder) for i, folder in enumerate(logs)]
+
+
+@grade_app.command("logs")
+def grade_command(
+    logs: Annotated[list[Path], typer.Argument(help="Episode log folders (<task_id>/log.json), one per model.")],
+    release: Annotated[str, typer.Option(help="The release the episodes ran, vX.Y.Z.")],
+    model: Annotated[list[str] | None, typer.Option(help="The model of each logs folder, in order (repeatable).")]
+    = None,
+    out: Annotated[Path | None, typer.Option(help="Folder for episodes.parquet/.csv and summary.json.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """SR, NS, WR, progress and observation buckets per episode; a summary per tier, sub-category and model."""
+    from curation.grade.grade import grade_logs
+    from curation.grade.report import grade_page
+    from curation.release.semver import Version
+    from curation.reports import write
+
+    target = Version.parse(release)
+    folder = out or Path("build/grades") / target.tag
+    with open_catalog() as cat:
+        result = grade_logs(cat, paired(logs, model), str(target), folder)
+        audit = audit_rates(cat, str(target))
+    page = write(Path(config().reports.dir) / "grade.html", grade_page(result.summary, audit))
+    if as_json:
+        typer.echo(json.dumps({"per_tier": result.summary["per_tier"]}, ensure_ascii=False, indent=2))
+        return
+    typer.echo(f"{result['logs']:,} episode logs: {result['graded']:,} graded, {result['rejected']:,} rejected "
+               "(curate status lists why)")
+    for g in result.summary["per_tier"]:
+        typer.echo(f"  {g['model']} {g['tier']}: {g['episodes']} episodes, SR {g['sr']:.1%}, NS {g['ns']}, WR "
+                   + (f"{g['wr']:.1%}" if g["wr"] is not None else "– (durations unknown)"))
+    for key in ("answered_differently", "index0_disagreements", "state_disagreements"):
+        if result.summary[key]:
+            typer.echo(f"  {key.replace('_', ' ')}: {', '.join(result.summary[key])}")
+    typer.echo(f"  episodes: {folder}/episodes.parquet (.csv), summary.json\n  report: {page}")
+
+
+def audit_rates(cat: Any, release: str) -> list[dict[str, Any]]:
+    """Per model: the share of audited trajectories with under-, over- and both kinds of observation."""
+    return cat.rows("""
+        SELECT model, count(*) AS trajectories, avg(under::INT) AS under, avg(over::INT) AS over,
+               avg((under AND over)::INT) AS both FROM (
+            SELECT model, task_id, bool_or(under_observed) AS under, bool_or(over_observed) AS over
+            FROM audit_flags WHERE release = ? GROUP BY ALL) GROUP BY model ORDER BY model""", [release])

@@ -1,0 +1,1 @@
+"""After the release: grading the public runner's episode logs, reward data, trajectory audits."""

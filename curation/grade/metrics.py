@@ -1,0 +1,152 @@
+"""What an episode scored: SR, NS, WR, progress and the observation bucket of every video.
+
+- SR, label tasks: the stripped text of the first `answer` call equals the answer (the public
+  runner's rule: a later answer does not count).
+- SR, platform tasks: re-graded from `state.json` when it is there and every check can be read
+  from it; the "no other video liked / collected / reported" checks cover every position,
+  0 included (the public runner's loop starts at 1). Otherwise the logged `result`.
+- NS: tool calls issued, whether or not they worked. WR: seconds recorded by valid `watch`
+  calls over the feed's total runtime.
+- Buckets: the current video is tracked through the episode (an upward swipe of at least
+  `SWIPE_MIN` goes to the next video, a downward one to the previous, clamped to the feed);
+  each `watch` counts for the video on screen; r = seconds watched / duration puts every
+  video in skipped (0), glanced (≤ 10%), partially viewed (≤ 80%) or fully consumed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from curation.grade.episodes import Episode, ToolCall
+
+SWIPE_MIN = 231  # normalised units: the app snaps to the next video past 30% of its 750 px feed
+BUCKETS = ("skipped", "glanced", "partially_viewed", "fully_consumed")
+PUBLIC_OTHERS_FROM = 1  # the public runner's "no other video" loop starts here
+FROM_STATE = ("eval_like", "eval_collect", "eval_report", "eval_comment")
+
+
+def bucket(ratio: float) -> str:
+    if ratio <= 0:
+        return "skipped"
+    if ratio <= 0.10:
+        return "glanced"
+    return "partially_viewed" if ratio <= 0.80 else "fully_consumed"
+
+
+def first_answer(calls: list[ToolCall]) -> tuple[str | None, bool]:
+    """(the first answer's text, whether later answers said something else)."""
+    texts = [str(c.args.get("text", "")).strip() for c in calls if c.name == "answer" and c.problem is None]
+    return (texts[0] if texts else None), len(set(texts)) > 1
+
+
+def _ids(value: Any) -> list[int]:
+    return [value] if isinstance(value, int) else list(value or [])
+
+
+def report_matches(report: dict[str, Any], args: dict[str, Any]) -> bool:
+    return (args.get("expected_cat") is None or report.get("category") == args["expected_cat"]) and (
+        args.get("expected_reason") is None
+        or str(report.get("reason", "")).strip() == str(args["expected_reason"]).strip())
+
+
+def atoms(checks: list[dict[str, Any]], state: list[dict[str, Any]], others_from: int = 0
+          ) -> list[tuple[str, bool | None]]:
+    """Each check as atomic conditions (name, held?); None where the state cannot tell."""
+    out: list[tuple[str, bool | None]] = []
+
+    def video(i: int) -> dict[str, Any]:
+        return state[i] if 0 <= i < len(state) else {}
+
+    for check in checks:
+        func, args = check.get("func"), check.get("args") or {}
+        targets = _ids(args.get("video_ids", args.get("video_id")))
+        if func in ("eval_like", "eval_collect"):
+            flag = "is_liked" if func == "eval_like" else "is_collected"
+            out += [(f"{func} {i}", bool(video(i).get(flag))) for i in targets]
+            others = [i for i in range(others_from, len(state)) if i not in targets]
+            out.append((f"{func} no other", not any(video(i).get(flag) for i in others)))
+        elif func == "eval_report":
+            out += [(f"eval_report {i}", any(report_matches(r, args) for r in video(i).get("reports") or []))
+                    for i in targets]
+            others = [i for i in range(others_from, len(state)) if i not in targets]
+            out.append(("eval_report no other", not any(video(i).get("reports") for i in others)))
+        elif func == "eval_comment":
+            wanted = args.get("comment")
+            out += [(f"eval_comment {i}", any(wanted is None or str(wanted).strip() in str(c.get("text", "")).strip()
+                                               for c in video(i).get("comments") or [])) for i in targets]
+        else:  # where the agent is and how far a video played are not in the app's state
+            out.append((f"{func} {targets}", None))
+    return out
+
+
+@dataclass
+class Grade:
+    sr: float | None
+    sr_from: str                       # answer | state | result | none
+    public_sr: float | None = None     # the public runner's rule on the same state (others from 1)
+    ns: int = 0
+    invalid_calls: int = 0
+    watch_s: float = 0.0
+    runtime_s: float | None = None
+    wr: float | None = None
+    progress: float | None = None
+    answer: str | None = None
+    answered_differently: bool = False
+    state_disagrees: bool = False      # the re-grade from state.json differs from the logged result
+    index0_disagrees: bool = False     # ours and the public runner's rule differ (a like etc. on video 0)
+    watched: list[float] = field(default_factory=list)      # seconds per feed position
+    buckets: list[str | None] = field(default_factory=list)  # per feed position; None when its duration is unknown
+
+
+def track_watching(calls: list[ToolCall], feed_len: int) -> list[float]:
+    seconds = [0.0] * feed_len
+    current = 0
+    for call in calls:
+        if call.problem is not None or feed_len == 0:
+            continue
+        if call.name == "swipe":
+            dy = call.args["y2"] - call.args["y1"]
+            if dy <= -SWIPE_MIN:
+                current = min(current + 1, feed_len - 1)
+            elif dy >= SWIPE_MIN:
+                current = max(current - 1, 0)
+        elif call.name == "watch":
+            seconds[current] += float(call.args["seconds"])
+    return seconds
+
+
+def grade_episode(episode: Episode, task: dict[str, Any], durations: list[float | None]) -> Grade:
+    """`task` is the release's runner element; `durations` the feed's video lengths in order."""
+    calls = episode.calls
+    answer, differently = first_answer(calls)
+    grade = Grade(None, "none", answer=answer, answered_differently=differently, ns=len(calls),
+                  invalid_calls=sum(c.problem is not None for c in calls))
+    if task["eval_type"] == "label":
+        expected = str((task.get("eval_config") or [{}])[0].get("answer", "")).strip()
+        grade.sr, grade.sr_from = (float(answer == expected) if answer is not None else 0.0), "answer"
+    else:
+        checks = task.get("eval_config") or []
+        readable = episode.state is not None and all(c.get("func") in FROM_STATE for c in checks)
+        if episode.state is not None:
+            mine = atoms(checks, episode.state)
+            public = atoms(checks, episode.state, PUBLIC_OTHERS_FROM)
+            known = [held for _, held in mine if held is not None]
+            unknown_ok = episode.result == 1.0  # the runner saw every check pass, those it alone can see too
+            grade.progress = (sum(known) + (len(mine) - len(known)) * unknown_ok) / len(mine) if mine else None
+            if readable:
+                grade.sr, grade.sr_from = float(all(held for _, held in mine)), "state"
+                grade.public_sr = float(all(held for _, held in public))
+                grade.index0_disagrees = grade.sr != grade.public_sr
+                grade.state_disagrees = episode.result is not None and grade.public_sr != episode.result
+        if grade.sr is None and episode.result is not None:
+            grade.sr, grade.sr_from = episode.result, "result"
+            if grade.progress is None:
+                grade.progress = episode.result
+    grade.watched = track_watching(calls, len(durations))
+    grade.watch_s = sum(float(c.args["seconds"]) for c in calls if c.name == "watch" and c.problem is None)
+    known_runtime = [d for d in durations if d]
+    grade.runtime_s = sum(known_runtime) if durations and len(known_runtime) == len(durations) else None
+    grade.wr = grade.watch_s / grade.runtime_s if grade.runtime_s else None
+    grade.buckets = [bucket(w / d) if d else None for w, d in zip(grade.watched, durations, strict=True)]
+    return grade
