@@ -14,6 +14,7 @@ from curation.corpus.feed_edit import edit_feed
 from curation.corpus.feed_export import export_feeds
 from curation.corpus.feeds import build_feed_set, load_feed
 from curation.corpus.keywords import build_keyword_sets
+from curation.grade.grade import grade_logs
 from curation.ingest import ingest_path
 from curation.media.normalise import normalise_media
 from curation.media.probe import probe_media
@@ -23,9 +24,11 @@ from curation.qc.funnel import qc_report
 from curation.qc.shortcut import filter_shortcuts
 from curation.qc.validate import validate_catalog
 from curation.release.build import build_release
+from curation.release.envfeeds import export_env_feeds
 from curation.release.livingscreen import export_livingscreen, import_livingscreen
 from tests.conftest import FIXTURES
 from tests.core.contract import run_traced
+from tests.grade.logs import write_episode
 from tests.qc.helpers import finish_qc, plant_task
 
 SERVER_STAGES = {"annotate-export", "annotate-import", "qc-calibrate-export", "qc-calibrate-import",
@@ -80,6 +83,9 @@ def test_every_stage_keeps_to_its_declared_tables(clustered_catalog, tmp_path):
     run_traced(cat, "release-build", lambda: build_release(cat, "1.0.0", release), seen)
     run_traced(cat, "release-export-livingscreen", lambda: export_livingscreen(cat, "1.0.0", tmp_path / "runner"), seen)
     run_traced(cat, "release-import-livingscreen", lambda: import_livingscreen(cat, tmp_path / "runner", "0.1.0"), seen)
+    run_traced(cat, "release-env-feeds", lambda: export_env_feeds(cat, "1.0.0", tmp_path / "env"), seen)
+    write_episode(tmp_path / "logs", "feature_analysis_1", "Which video shows snow?", [("answer", {"text": "A"})], 1.0)
+    run_traced(cat, "grade", lambda: grade_logs(cat, [("m", tmp_path / "logs")], "1.0.0", tmp_path / "grades"), seen)
 
     declared = {s.name for s in all_stages()}
     assert declared - SERVER_STAGES == seen  # no stage left unchecked
