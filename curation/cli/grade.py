@@ -78,3 +78,23 @@ def audit_rates(cat: Any, release: str) -> list[dict[str, Any]]:
                avg((under AND over)::INT) AS both FROM (
             SELECT model, task_id, bool_or(under_observed) AS under, bool_or(over_observed) AS over
             FROM audit_flags WHERE release = ? GROUP BY ALL) GROUP BY model ORDER BY model""", [release])
+
+
+@rewards_app.command("build")
+def rewards_build(
+    logs: Annotated[list[Path], typer.Argument(help="Episode log folders with their step recordings, one per model.")],
+    release: Annotated[str, typer.Option(help="The release the episodes ran, vX.Y.Z.")],
+    model: Annotated[list[str] | None, typer.Option(help="The model of each logs folder, in order.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Output folder (default build/rewards/vX.Y.Z).")] = None,
+) -> None:
+    """1-fps step videos with their instruction and graded label, plus derived hard negatives (JSONL)."""
+    from curation.grade.rewards import build_rewards
+    from curation.release.semver import Version
+
+    target = Version.parse(release)
+    folder = out or Path("build/rewards") / target.tag
+    with open_catalog() as cat:
+        c = build_rewards(cat, paired(logs, model), str(target), folder, config().media)
+    typer.echo(f"{c['logs']:,} episodes: {c['records']:,} records in {folder}/rewards.jsonl; "
+               + ", ".join(f"{k} {v:,}" for k, v in c.counts.items() if k[:2] in ("L1", "L2", "L3"))
+               + f"; {c.counts.get('rejected', 0):,} rejected")

@@ -171,6 +171,7 @@ def all_stages() -> list[Stage]:
     import curation.corpus.feeds
     import curation.corpus.keywords
     import curation.grade.grade
+    import curation.grade.rewards
     import curation.ingest
     import curation.media.normalise
     import curation.media.probe

@@ -15,6 +15,7 @@ from curation.corpus.feed_export import export_feeds
 from curation.corpus.feeds import build_feed_set, load_feed
 from curation.corpus.keywords import build_keyword_sets
 from curation.grade.grade import grade_logs
+from curation.grade.rewards import build_rewards
 from curation.ingest import ingest_path
 from curation.media.normalise import normalise_media
 from curation.media.probe import probe_media
@@ -86,6 +87,10 @@ def test_every_stage_keeps_to_its_declared_tables(clustered_catalog, tmp_path):
     run_traced(cat, "release-env-feeds", lambda: export_env_feeds(cat, "1.0.0", tmp_path / "env"), seen)
     write_episode(tmp_path / "logs", "feature_analysis_1", "Which video shows snow?", [("answer", {"text": "A"})], 1.0)
     run_traced(cat, "grade", lambda: grade_logs(cat, [("m", tmp_path / "logs")], "1.0.0", tmp_path / "grades"), seen)
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-nostdin", "-f", "lavfi", "-i", "color=c=red:s=376x812",
+                    "-frames:v", "1", str(tmp_path / "logs" / "feature_analysis_1" / "step_0.png")], check=True)
+    run_traced(cat, "rewards-build", lambda: build_rewards(cat, [("m", tmp_path / "logs")], "1.0.0",
+                                                            tmp_path / "rewards", config.media), seen)
 
     declared = {s.name for s in all_stages()}
     assert declared - SERVER_STAGES == seen  # no stage left unchecked
