@@ -26,6 +26,8 @@ class GradeGroup(TyperGroup):
 grade_app = typer.Typer(cls=GradeGroup, no_args_is_help=True,
                         help="Grade the runner's episode logs: `curate grade LOGS_DIR --release vX.Y.Z`.")
 app.add_typer(grade_app, name="grade")
+audit_app = typer.Typer(no_args_is_help=True, help="People judge how agents observed (under / over).")
+grade_app.add_typer(audit_app, name="audit")
 rewards_app = typer.Typer(no_args_is_help=True, help="Reward-model training data from graded episodes.")
 app.add_typer(rewards_app, name="rewards")
 
@@ -98,3 +100,42 @@ def rewards_build(
     typer.echo(f"{c['logs']:,} episodes: {c['records']:,} records in {folder}/rewards.jsonl; "
                + ", ".join(f"{k} {v:,}" for k, v in c.counts.items() if k[:2] in ("L1", "L2", "L3"))
                + f"; {c.counts.get('rejected', 0):,} rejected")
+
+
+@audit_app.command("export")
+def audit_export(
+    release: Annotated[str, typer.Option(help="The graded release, vX.Y.Z.")],
+    per_tier: Annotated[int, typer.Option(help="Trajectories per model from each of L2 and L3.")] = 50,
+    seed: Annotated[int, typer.Option(help="Chooses the sample.")] = 0,
+) -> None:
+    """Sampled graded trajectories into the audit project (per video: under- or over-observed)."""
+    from curation.grade.audit import export_audit
+    from curation.release.semver import Version
+
+    with open_catalog() as cat:
+        c = export_audit(cat, str(Version.parse(release)), per_tier, seed, Path(config().media.output_dir),
+                         config().feeds.max_feed_len)
+    typer.echo(f"{c['sampled']:,} of {c['graded']:,} graded trajectories: {c['sent']:,} sent, "
+               f"{c['already_sent']:,} already in the audit project")
+
+
+@audit_app.command("import")
+def audit_import(release: Annotated[str, typer.Option(help="The graded release, vX.Y.Z.")]) -> None:
+    """The auditors' flags back; per model the share of trajectories under-, over- and both (grade.html)."""
+    from curation.grade.audit import import_audit
+    from curation.grade.grade import summary_of
+    from curation.grade.report import grade_page
+    from curation.release.semver import Version
+    from curation.reports import write
+
+    target = str(Version.parse(release))
+    with open_catalog() as cat:
+        c = import_audit(cat)
+        rates = audit_rates(cat, target)
+        rows = cat.rows("SELECT * FROM episode_grades WHERE release = ?", [target])
+    page = write(Path(config().reports.dir) / "grade.html", grade_page(summary_of(rows, target), rates))
+    typer.echo(f"{c['audited']:,} trajectories audited, {c['waiting']:,} waiting")
+    for r in rates:
+        typer.echo(f"  {r['model']}: {r['trajectories']} trajectories, under-observed {r['under']:.1%}, "
+                   f"over-observed {r['over']:.1%}, both {r['both']:.1%}")
+    typer.echo(f"  report: {page}")

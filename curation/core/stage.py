@@ -170,6 +170,7 @@ def all_stages() -> list[Stage]:
     import curation.corpus.feed_export
     import curation.corpus.feeds
     import curation.corpus.keywords
+    import curation.grade.audit
     import curation.grade.grade
     import curation.grade.rewards
     import curation.ingest

@@ -61,6 +61,16 @@ def summarise(rows: list[dict[str, Any]], by: tuple[str, ...]) -> list[dict[str,
     return out
 
 
+def summary_of(rows: list[dict[str, Any]], release: str) -> dict[str, Any]:
+    """Per tier, sub-category and model; the L2/L3 observation buckets per model; the episodes to look at."""
+    return {"release": release, "per_tier": summarise(rows, ("model", "tier")),
+            "per_subcategory": summarise(rows, ("model", "tier", "subcategory")),
+            "observed_l2_l3": summarise([r for r in rows if r["tier"] in ("L2", "L3")], ("model",)),
+            "answered_differently": [f"{r['model']}/{r['task_id']}" for r in rows if r["answered_differently"]],
+            "index0_disagreements": [f"{r['model']}/{r['task_id']}" for r in rows if r["index0_disagrees"]],
+            "state_disagreements": [f"{r['model']}/{r['task_id']}" for r in rows if r["state_disagrees"]]}
+
+
 @dataclass
 class GradeResult(RunResult):
     rows: list[dict[str, Any]] = field(default_factory=list)
@@ -110,12 +120,7 @@ def grade_logs(run: StageRun, logs: list[tuple[str, Path]], version: str, out: P
                         [target, [m for m, _ in logs]])
     for row in rows:
         catalog.insert("episode_grades", {**row, "run_id": run.run_id})
-    summary = {"release": target, "per_tier": summarise(rows, ("model", "tier")),
-               "per_subcategory": summarise(rows, ("model", "tier", "subcategory")),
-               "observed_l2_l3": summarise([r for r in rows if r["tier"] in ("L2", "L3")], ("model",)),
-               "answered_differently": [f"{r['model']}/{r['task_id']}" for r in rows if r["answered_differently"]],
-               "index0_disagreements": [f"{r['model']}/{r['task_id']}" for r in rows if r["index0_disagrees"]],
-               "state_disagreements": [f"{r['model']}/{r['task_id']}" for r in rows if r["state_disagrees"]]}
+    summary = summary_of(rows, target)
     write_outputs(rows, summary, out)
     return GradeResult(run.counts, rows, summary)
 

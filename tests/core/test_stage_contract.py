@@ -32,9 +32,10 @@ from tests.core.contract import run_traced
 from tests.grade.logs import write_episode
 from tests.qc.helpers import finish_qc, plant_task
 
+# each traced where its server runs: tests/annotate, tests/qc, tests/grade, tests/release/test_publish.py
 SERVER_STAGES = {"annotate-export", "annotate-import", "qc-calibrate-export", "qc-calibrate-import",
                  "qc-review-export", "qc-review-import", "qc-adjudicate-export", "qc-adjudicate-import",
-                 "release-publish"}  # each traced where its server runs (tests/qc, tests/release/test_publish.py)
+                 "release-publish", "grade-audit-export", "grade-audit-import"}
 
 
 def _clip(path, seconds: float = 1.0) -> None:
