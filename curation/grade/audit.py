@@ -121,7 +121,8 @@ def import_audit(run: StageRun) -> dict[str, Any]:
             continue
         annotation = max(done, key=lambda a: a["id"])
         fields = read_fields(annotation.get("result") or [])
-        release, model, task_id = item["item"].split("/", 2)
+        release, rest = item["item"].split("/", 1)  # a model may be named Org/Model; task ids have no slash
+        model, task_id = rest.rsplit("/", 1)
         watched = catalog.scalar("SELECT watched FROM episode_grades WHERE release = ? AND model = ? AND task_id = ?",
                                  [release, model, task_id]) or []
         under = {int(v) - 1 for v in fields.get("under") or []}

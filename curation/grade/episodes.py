@@ -36,6 +36,7 @@ class ToolCall:
     name: str
     args: dict[str, Any]
     problem: str | None = None  # why the call did nothing (bad JSON, unknown tool, an argument out of range)
+    turn: int = 0               # which model turn issued it (the runner records one step per turn)
 
 
 @dataclass
@@ -68,14 +69,19 @@ def check_args(name: str, args: Any) -> str | None:
         low, high = LIMITS[kind]
         if not low <= value <= high:
             return f"{key} = {value} is outside [{low}, {high}]"
+    fps = args.get("fps") if name == "watch" else None
+    if fps is not None and (isinstance(fps, bool) or not isinstance(fps, int | float) or not 0.1 <= fps <= 30):
+        return f"fps = {fps!r} is outside [0.1, 30]"
     return None
 
 
 def parse_calls(history: list[Any]) -> list[ToolCall]:
     calls = []
+    turn = 0
     for message in history:
         if not isinstance(message, dict) or message.get("role") != "assistant":
             continue
+        turn += 1
         for call in message.get("tool_calls") or []:
             function = (call or {}).get("function") or {}
             name = str(function.get("name") or "")
@@ -83,16 +89,37 @@ def parse_calls(history: list[Any]) -> list[ToolCall]:
             try:
                 args = json.loads(raw) if isinstance(raw, str) else (raw if raw is not None else {})
             except json.JSONDecodeError as exc:
-                calls.append(ToolCall(name, {}, f"arguments are not JSON ({exc.msg})"))
+                calls.append(ToolCall(name, {}, f"arguments are not JSON ({exc.msg})", turn))
                 continue
             problem = check_args(name, args)
-            calls.append(ToolCall(name, args if isinstance(args, dict) else {}, problem))
+            calls.append(ToolCall(name, args if isinstance(args, dict) else {}, problem, turn))
     return calls
 
 
 def _step_index(path: Path) -> int:
     match = re.fullmatch(r"step_(\d+)(?:_frame_\d+)?\.(png|mp4)", path.name)
     return int(match.group(1)) if match else -1
+
+
+def step_files(folder: Path) -> list[Path]:
+    """One recording per recorded step, in step order: the screenshot, else the watch video, else (runs
+    with --no-video) the last of the watch's frames."""
+    by_step: dict[int, list[Path]] = {}
+    for path in folder.iterdir():
+        if _step_index(path) >= 0:
+            by_step.setdefault(_step_index(path), []).append(path)
+
+    def pick(files: list[Path]) -> Path:
+        whole = [f for f in files if "_frame_" not in f.name]
+        if whole:
+            return sorted(whole, key=lambda f: f.suffix != ".png")[0]
+        return max(files, key=lambda f: int(re.search(r"_frame_(\d+)", f.name).group(1)))  # type: ignore[union-attr]
+
+    return [pick(files) for _, files in sorted(by_step.items())]
+
+
+def step_index(path: Path) -> int:
+    return _step_index(path)
 
 
 def read_episode(log: Path) -> Episode:
@@ -114,8 +141,7 @@ def read_episode(log: Path) -> Episode:
             raise EpisodeError(f"{folder / 'state.json'}: not readable JSON ({exc})") from None
         if not isinstance(state, list):
             raise EpisodeError(f"{folder / 'state.json'}: expected the app's list of videos")
-    steps = sorted((p for p in folder.iterdir() if _step_index(p) >= 0 and "_frame_" not in p.name),
-                   key=lambda p: (_step_index(p), p.suffix))
+    steps = step_files(folder)
     return Episode(folder.name, folder, str(data.get("instruction") or ""), parse_calls(data["history"]),
                    float(result) if result is not None else None, state, steps)
 

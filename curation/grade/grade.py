@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from curation.core.errors import UsageError
+from curation.core.errors import InputError, UsageError
 from curation.core.stage import RunResult, StageRun, stage
 from curation.grade.episodes import EpisodeError, find_logs, read_episode
 from curation.grade.metrics import BUCKETS, grade_episode
@@ -35,10 +35,15 @@ EPISODE_COLUMNS = ("release", "model", "task_id", "log_path", "tier", "subcatego
 
 
 def release_tasks(run: StageRun, version: str) -> dict[str, dict[str, Any]]:
+    """The release's well-formed tasks (an imported release may hold malformed ones: they cannot be run)."""
+    from curation.release.livingscreen import malformed
+
     rows = run.db.rows("SELECT runner_file, runner FROM release_tasks WHERE version = ?", [version])
     if not rows:
         raise UsageError(f"no release {version} is recorded: `curate release list` shows what is")
-    return {t["task_id"]: {**t, "tier": TIER_OF[r["runner_file"]]} for r in rows if (t := json.loads(r["runner"]))}
+    elements = [(r["runner_file"], json.loads(r["runner"])) for r in rows]
+    return {t["task_id"]: {**t, "tier": TIER_OF[name]} for name, t in elements if isinstance(t, dict)
+            and not malformed(t)}
 
 
 def _mean(values: list[float | None]) -> float | None:
@@ -97,18 +102,27 @@ def grade_logs(run: StageRun, logs: list[tuple[str, Path]], version: str, out: P
     run.counts.update(logs=0, graded=0, rejected=0)
     rows: list[dict[str, Any]] = []
     for model, folder in logs:
-        for log in run.progress(find_logs(folder), f"grading {model}"):
+        found = find_logs(folder)
+        if not found:
+            raise InputError(f"{folder} holds no <task_id>/log.json: give the folder the runner wrote for {model}")
+        graded: dict[str, Path] = {}
+        for log in run.progress(found, f"grading {model}"):
             run.counts["logs"] += 1
             try:
                 episode = read_episode(log)
                 task = tasks.get(episode.task_id)
                 if task is None:
                     raise EpisodeError(f"{log}: task {episode.task_id} is not in release {target}")
+                if episode.task_id in graded:
+                    raise EpisodeError(f"{log}: a second log of {episode.task_id} for {model} "
+                                       f"(the first: {graded[episode.task_id]})")
             except EpisodeError as exc:
                 run.reject(source=model, raw_ref=str(log), reason=str(exc), raw=b"",
                            record_id=f"{model}/{log.parent.name}")
                 run.counts["rejected"] += 1
                 continue
+            graded[episode.task_id] = log
+            run.clear_rejects(record_id=f"{model}/{log.parent.name}")
             grade = grade_episode(episode, task, [durations.get(v) for v in task["video_feed"]])
             fields = asdict(grade)
             rows.append({"release": target, "model": model, "task_id": episode.task_id, "log_path": str(log),

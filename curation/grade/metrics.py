@@ -35,8 +35,9 @@ def bucket(ratio: float) -> str:
 
 
 def first_answer(calls: list[ToolCall]) -> tuple[str | None, bool]:
-    """(the first answer's text, whether later answers said something else)."""
-    texts = [str(c.args.get("text", "")).strip() for c in calls if c.name == "answer" and c.problem is None]
+    """(the first answer's text, whether later answers said something else). As the runner grades,
+    the first `answer` call counts even when its arguments were broken (its text is then empty)."""
+    texts = [str(c.args.get("text") or "").strip() for c in calls if c.name == "answer"]
     return (texts[0] if texts else None), len(set(texts)) > 1
 
 
@@ -125,6 +126,7 @@ def grade_episode(episode: Episode, task: dict[str, Any], durations: list[float 
     if task["eval_type"] == "label":
         expected = str((task.get("eval_config") or [{}])[0].get("answer", "")).strip()
         grade.sr, grade.sr_from = (float(answer == expected) if answer is not None else 0.0), "answer"
+        grade.state_disagrees = episode.result is not None and episode.result != grade.sr
     else:
         checks = task.get("eval_config") or []
         readable = episode.state is not None and all(c.get("func") in FROM_STATE for c in checks)

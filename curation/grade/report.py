@@ -73,7 +73,7 @@ def grade_page(summary: dict[str, Any], audit: list[dict[str, Any]] | None = Non
     body.append("</table>")
     for key, title in (("answered_differently", "Answered more than once, differently (the first answer counts)"),
                        ("index0_disagreements", "Graded differently by the public runner (it never checks video 1)"),
-                       ("state_disagreements", "The app's final state disagrees with the logged result")):
+                       ("state_disagreements", "Graded here otherwise than the logged result")):
         if summary.get(key):
             body.append(f"<h3>{title}</h3><p>{html.escape(', '.join(summary[key]))}</p>")
     if audit:

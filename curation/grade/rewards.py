@@ -22,7 +22,7 @@ from typing import Any
 from curation.core.config import MediaConfig
 from curation.core.errors import MediaError
 from curation.core.stage import RunResult, StageRun, stage
-from curation.grade.episodes import Episode, EpisodeError, find_logs, read_episode
+from curation.grade.episodes import Episode, EpisodeError, find_logs, read_episode, step_index
 from curation.grade.grade import release_tasks
 from curation.grade.metrics import grade_episode
 from curation.grade.negatives import make_negative
@@ -60,18 +60,36 @@ def keyframe_video(episode: Episode, target: Path, media: MediaConfig) -> int:
     return len(episode.steps)
 
 
-def departure_second(episode: Episode, task: dict[str, Any], negative: Any) -> int | None:
-    """The step (= second of the step video) at which the trajectory leaves the new instruction."""
-    step = 0
+def turn_steps(episode: Episode) -> dict[int, int]:
+    """turn -> the step index the runner gave its recording. Step 0 is the screen before any action;
+    a turn whose last call is `answer` or `finish` records nothing; one that failed uses an index
+    although no file is written."""
+    last: dict[int, str] = {}
     for call in episode.calls:
-        if call.problem is None and call.name not in QUIET_TOOLS:
+        last[call.turn] = call.name
+    out, step = {}, 0
+    for turn in sorted(last):
+        if last[turn] not in QUIET_TOOLS:
             step += 1
-        if negative.departs_at_answer and call.name == "answer" and call.problem is None:
-            return max(step, 1) if step < len(episode.steps) else len(episode.steps) - 1
-        if negative.departs_at_first_action and not negative.departs_at_answer and call.name in ("click", "type") \
-                and call.problem is None:
-            return step if step < len(episode.steps) else None
-    return None
+            out[turn] = step
+    return out
+
+
+def departure_second(episode: Episode, negative: Any) -> int | None:
+    """The second of the step video at which the trajectory leaves the new instruction: the frame of
+    the step that recorded the departing call's turn (None when that step has no recording)."""
+    wanted = ("answer",) if negative.departs_at_answer else ("click", "type") if negative.departs_at_first_action \
+        else ()
+    call = next((c for c in episode.calls if c.name in wanted and c.problem is None), None)
+    if call is None:
+        return None
+    if call.name == "answer":  # nothing is recorded after an answer: the departure shows on the last frame before it
+        recorded = [s for t, s in turn_steps(episode).items() if t < call.turn]
+        step = max(recorded, default=0)
+    else:
+        step = turn_steps(episode).get(call.turn, -1)
+    positions = {step_index(path): n for n, path in enumerate(episode.steps)}
+    return positions.get(step)
 
 
 def record(video: str, instruction: str, correct: bool, span: int | None = None) -> dict[str, Any]:
@@ -117,7 +135,7 @@ def build_rewards(run: StageRun, logs: list[tuple[str, Path]], version: str, out
             counts[f"{task['tier']} {'positive' if correct else 'negative'}"] += 1
             negative = make_negative(task) if correct else None
             if negative is not None:
-                records.append(record(video, negative.instruction, False, departure_second(episode, task, negative)))
+                records.append(record(video, negative.instruction, False, departure_second(episode, negative)))
                 counts[f"{task['tier']} derived negative"] += 1
     out.mkdir(parents=True, exist_ok=True)
     with (out / "rewards.jsonl").open("w", encoding="utf-8") as handle:

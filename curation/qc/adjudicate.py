@@ -27,6 +27,7 @@ from curation.core.resources import resource_text
 from curation.core.stage import StageRun, stage
 from curation.corpus.feeds import load_feed
 from curation.qc.lifecycle import move, state_of
+from curation.qc.review import is_latest
 from curation.qc.workspace import Session, fresh_answers, group_project, open_session, send_missing
 
 PURPOSE = "adjudication"
@@ -36,7 +37,7 @@ DELETE_REASONS = ("wrong_answer", "ambiguous", "shortcut", "not_answerable", "du
 
 def escalated(catalog: Catalog) -> list[dict[str, Any]]:
     return catalog.rows("SELECT t.*, r.reviewer, r.answer AS review_answer, r.platform_state AS review_state, "
-                        "r.flags, r.comment, r.reason AS review_reason FROM tasks t "
+                        "r.flags, r.comment, r.reason AS review_reason FROM latest_tasks t "
                         "JOIN task_states s ON s.task_id = t.task_id AND s.version = t.version "
                         "LEFT JOIN reviews r ON r.task_id = t.task_id AND r.task_version = t.version "
                         "WHERE s.state = 'escalated' ORDER BY t.task_id, t.version")
@@ -148,7 +149,7 @@ def import_adjudication(run: StageRun) -> dict[str, Any]:
                       changed_after_decision=0, no_longer_escalated=0)
     for _, task, item, annotation, sha in fresh_answers(run, session, PURPOSE, "decisions", "decisions", "undecided"):
         key = [item["task_id"], item["task_version"]]
-        if state_of(catalog, *key) != "escalated":
+        if state_of(catalog, *key) != "escalated" or not is_latest(catalog, *key):
             run.counts["no_longer_escalated"] += 1
             continue
         row = catalog.rows("SELECT * FROM tasks WHERE task_id = ? AND version = ?", key)[0]

@@ -144,9 +144,14 @@ def export_pilot(run: StageRun, annotators: list[str], pilot: int | None = None,
         label_config = resource_text("pilot_questions.xml")
         purpose = PURPOSES[1]
     else:
-        items = [PilotItem(f"{f.feed_id}@v{f.version}", f, None)
-                 for f in choose_pilot(latest_feeds(catalog), int(pilot or 0), seed)]
         round_name = f"pilot-s{seed}-n{pilot}"
+        # a round already sent keeps its feeds, whatever the catalog has gained since: everyone gets the same
+        sent = catalog.rows("SELECT DISTINCT item, feed_id, feed_version FROM qc_items WHERE round = ? "
+                            "AND purpose = 'pilot' ORDER BY item", [round_name])
+        items = ([PilotItem(r["item"].split("/", 1)[1], load_feed(catalog, r["feed_id"], r["feed_version"]), None)
+                  for r in sent] if sent else
+                 [PilotItem(f"{f.feed_id}@v{f.version}", f, None)
+                  for f in choose_pilot(latest_feeds(catalog), int(pilot or 0), seed)])
         label_config = resource_text("authoring.xml")
         purpose = PURPOSES[0]
     run.params.update(annotators=people, round=round_name, pilot=pilot, seed=seed,

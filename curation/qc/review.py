@@ -75,8 +75,13 @@ def task_html(task: dict[str, Any]) -> str:
 
 
 def reviewable(catalog: Catalog) -> list[dict[str, Any]]:
-    return catalog.rows("SELECT t.* FROM tasks t JOIN task_states s ON s.task_id = t.task_id AND s.version = t.version "
-                        "WHERE s.state = 'shortcut_passed' ORDER BY t.task_id, t.version")
+    """Latest versions that passed the filter (an older version an author has since edited is not reviewed)."""
+    return catalog.rows("SELECT t.* FROM latest_tasks t JOIN task_states s ON s.task_id = t.task_id "
+                        "AND s.version = t.version WHERE s.state = 'shortcut_passed' ORDER BY t.task_id")
+
+
+def is_latest(catalog: Catalog, task_id: str, version: int) -> bool:
+    return catalog.scalar("SELECT max(version) FROM tasks WHERE task_id = ?", [task_id]) == version
 
 
 def _check_reviewers(reviewers: list[str], *_: Any, **__: Any) -> None:
@@ -127,6 +132,15 @@ def _review_item(catalog: Catalog, task: dict[str, Any], media: Path) -> tuple[d
     return record, data
 
 
+def canonical_check(check: dict[str, Any]) -> str:
+    args = dict(check.get("args") or {})
+    if isinstance(args.get("video_ids"), list) and len(args["video_ids"]) == 1:
+        args["video_ids"] = args["video_ids"][0]
+    elif isinstance(args.get("video_ids"), list):
+        args["video_ids"] = sorted(args["video_ids"])
+    return json.dumps({"func": check.get("func"), "args": args}, sort_keys=True, ensure_ascii=False)
+
+
 def compare(task: dict[str, Any], answer: str | None, platform_state: str | None, flags: list[str],
             feed_len: int) -> tuple[str | None, list[str], list[str]]:
     """(outcome, reasons, problems for the reviewer): reviewed_ok, escalated, or None while the
@@ -148,12 +162,15 @@ def compare(task: dict[str, Any], answer: str | None, platform_state: str | None
             if flags:
                 return "escalated", reasons + [f"reviewer's end state unreadable: {'; '.join(errors) or 'empty'}"], []
             return None, [], errors or ["write the end state you expect, one check per line (e.g. 'like 3')"]
-        if len(checks) != len(expected):
-            reasons.append(f"end states differ: author has {len(expected)} checks, reviewer {len(checks)}")
-        for n, (mine, theirs) in enumerate(zip(expected, checks, strict=False), start=1):
-            if mine != theirs:
-                reasons.append(f"check {n} differs: author {render_platform_state([mine])!r}, "
-                               f"reviewer {render_platform_state([theirs])!r}")
+        # the same checks in any order, a position written as 3 or [3], are the same end state
+        mine, theirs = sorted(map(canonical_check, expected)), sorted(map(canonical_check, checks))
+        only_author = [c for c in mine if c not in theirs]
+        only_reviewer = [c for c in theirs if c not in mine]
+        if only_author or only_reviewer:
+            reasons.append("end states differ: author " + (render_platform_state([json.loads(c) for c in only_author])
+                                                           .replace("\n", "; ") or "nothing else")
+                           + ", reviewer " + (render_platform_state([json.loads(c) for c in only_reviewer])
+                                              .replace("\n", "; ") or "nothing else"))
     return ("escalated" if reasons else "reviewed_ok"), reasons, []
 
 
@@ -170,8 +187,8 @@ def import_reviews(run: StageRun) -> dict[str, Any]:
                                                               "unanswered"):
         key = [item["task_id"], item["task_version"]]
         result = annotation.get("result") or []
-        if state_of(catalog, *key) != "shortcut_passed":
-            run.counts["no_longer_in_review"] += 1
+        if state_of(catalog, *key) != "shortcut_passed" or not is_latest(catalog, *key):
+            run.counts["no_longer_in_review"] += 1  # decided elsewhere, or the author has written a newer version
             continue
         row = catalog.rows("SELECT * FROM tasks WHERE task_id = ? AND version = ?", key)[0]
         fields = read_fields(result)

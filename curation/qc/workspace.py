@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from curation.annotate.accounts import current_admin, in_organization, read_passwords
-from curation.annotate.client import base_url, connect
+from curation.annotate.client import base_url, connect, ls_call
 from curation.annotate.export import ExportResult, ensure_account
 from curation.annotate.projects import annotation_sha, ensure_project, latest_annotation, project_tasks, send_tasks
 from curation.core.catalog import Catalog, now
@@ -81,7 +81,17 @@ def send_missing(run: StageRun, session: Session, project_id: int, purpose: str,
     """Send the wanted items the project does not hold yet. `wanted` maps an item key to a function
     giving its (record, task data), called only for what is sent; counts `sent` and `already_sent`."""
     have = sent_items(run.db, project_id)
-    todo = [make() for key, make in wanted.items() if key not in have]
+    missing = {key: make for key, make in wanted.items() if key not in have}
+    if missing:  # tasks sent by a run killed before it recorded them are taken on, not sent twice
+        live = ls_call("the project's tasks", session.client.tasks.list, project=project_id)
+        orphans = {(t.data or {}).get("qc_item"): t.id for t in live if (t.data or {}).get("qc_item") in missing}
+        with run.db.transaction():
+            for key, task_id in orphans.items():
+                record, _ = missing.pop(key)()
+                run.db.insert("qc_items", {"base_url": base_url(), "ls_task_id": task_id, "project_id": project_id,
+                                           "purpose": purpose, "person": person, "run_id": run.run_id,
+                                           "created_at": now(), **record})
+    todo = [(record, {**data, "qc_item": key}) for key, make in missing.items() for record, data in [make()]]
     run.counts["already_sent"] += len(wanted) - len(todo)
     sent = send_items(run, session, project_id, purpose, person, todo, what)
     run.counts["sent"] += sent

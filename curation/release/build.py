@@ -19,7 +19,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from curation.core.catalog import Catalog, code_version, now
+from curation import __version__
+from curation.core.catalog import Catalog, now
 from curation.core.config import ReleaseConfig
 from curation.core.errors import PrerequisiteError, UsageError
 from curation.core.stage import RunResult, StageRun, stage
@@ -126,9 +127,9 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
     catalog = run.db
     target = Version.parse(version)
     folder = (out_root or Path(settings.dir)) / target.tag
-    if folder.exists():
-        raise UsageError(f"{folder} exists: a release is never overwritten; choose a new version")
     contents = gather(catalog)
+    if folder.exists() and not _adoptable(catalog, folder, str(target), contents):
+        raise UsageError(f"{folder} exists: a release is never overwritten; choose a new version")
     if not contents.tasks:
         raise PrerequisiteError("no task has finished QC (kept or reviewed ok): run `curate qc review` first")
     parent = choose_parent(catalog, target, parent)
@@ -141,6 +142,8 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
         raise UsageError(f"v{target} was already released with other content: choose a new version")
     run.params.update(version=str(target), parent=parent, with_media=with_media, folder=str(folder))
     result = BuiltRelease(run.counts, folder=folder, parent=parent, diff=diff)
+    if folder.exists():  # the same content, built by a run killed before it was recorded: record it now
+        shutil.rmtree(folder)
     partial = folder.with_name(f".{folder.name}.partial")
     shutil.rmtree(partial, ignore_errors=True)
     configs = ["all"] + [c for tier, c in CONFIGS.items() if any(t["tier"] == tier for t in contents.tasks)]
@@ -169,7 +172,8 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
               "per_config": {c: sum(1 for t in contents.tasks if c == "all" or t["config"] == c
                                     or (c.startswith("v") and t["task_id"] in diff.added)) for c in configs},
               "added": len(diff.added), "removed": len(diff.removed), "changed": len(diff.changed)}
-    write_manifest(partial, {"version": str(target), "parent": parent, "toolkit_version": code_version(),
+    # the package version, not the checkout's git state: the same catalog gives the same bytes anywhere
+    write_manifest(partial, {"version": str(target), "parent": parent, "toolkit_version": __version__,
                              "content_sha256": content_sha, "counts": counts, "catalog_runs": contents.run_ids,
                              "qc": qc["all"], "configs": configs})
     partial.rename(folder)
@@ -182,6 +186,18 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
         record_runner_tasks(catalog, str(target), contents.runner, versions)
     run.counts.update(counts)
     return result
+
+
+def _adoptable(catalog: Catalog, folder: Path, version: str, contents: ReleaseContents) -> bool:
+    """A folder with this version's content but no catalog record: a build killed between its rename
+    and its commit, which this build may finish (the content is the same, so are the bytes)."""
+    if catalog.scalar("SELECT count(*) FROM releases WHERE version = ?", [version]):
+        return False
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return manifest.get("content_sha256") == sha256_of([contents.tasks, contents.feeds, contents.videos])
 
 
 def record_runner_tasks(catalog: Catalog, version: str, runner: dict[str, list[dict[str, Any]]],

@@ -83,9 +83,14 @@ def gather(catalog: Catalog) -> ReleaseContents:
     """Everything a release of the catalog's current state holds (writes only new pseudonyms)."""
     out = ReleaseContents(runner={name: [] for name in RUNNER_FILES.values()})
     rows = sorted(released_task_rows(catalog), key=lambda r: (r["tier"] or "", *task_order(r["task_id"])))
+    # a task version that came from an imported release keeps the element it came as (its wording and lists
+    # exactly), so that a release built on an imported parent does not see every task as changed
+    verbatim = {(r["task_id"], r["task_version"]): json.loads(r["runner"]) for r in catalog.rows(
+        "SELECT t.task_id, t.task_version, t.runner FROM release_tasks t JOIN releases r USING (version) "
+        "WHERE r.origin = 'imported' AND t.task_version IS NOT NULL ORDER BY r.created_at")}
     feeds_used: dict[tuple[str, int], None] = {}
     for row in rows:
-        runner = task_to_runner(row, row)
+        runner = verbatim.get((row["task_id"], row["version"])) or task_to_runner(row, row)
         out.runner[RUNNER_FILES[row["tier"]]].append(runner)
         qc = _qc_summary(catalog, row["task_id"], row["version"])
         options = json.loads(row["options"]) if row["options"] else {}

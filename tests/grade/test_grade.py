@@ -112,3 +112,23 @@ def test_two_models_from_the_command_line(released, tmp_path):
     assert typo.returncode == 2 and "give one --model per logs folder" in typo.stderr
     with Catalog(path) as again:
         assert again.scalar("SELECT count(*) FROM episode_grades") == 2
+
+
+def test_an_empty_folder_or_a_second_log_of_a_task_is_named(released, tmp_path):
+    from curation.core.errors import InputError
+    from curation.grade.metrics import first_answer
+
+    cat, _ = released
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="holds no <task_id>/log.json"):
+        grade_logs(cat, [("m", tmp_path / "empty")], "1.0.0", tmp_path / "out")
+    write_episode(tmp_path / "logs", "feature_analysis_1", "?", [("answer", {"text": "B"})], 1.0)
+    write_episode(tmp_path / "logs" / "retry", "feature_analysis_1", "?", [("answer", {"text": "C"})], 0.0)
+    result = grade_logs(cat, [("m", tmp_path / "logs")], "1.0.0", tmp_path / "out")
+    assert (result["graded"], result["rejected"]) == (1, 1)
+    assert "a second log of feature_analysis_1 for m" in cat.scalar("SELECT reason FROM rejects WHERE stage = 'grade'")
+    # the runner counts the first answer call even when its arguments were broken
+    calls = parse_calls([{"role": "assistant", "tool_calls": [{"function": {"name": "answer", "arguments": "{B"}},
+                                                              {"function": {"name": "answer",
+                                                                            "arguments": '{"text": "B"}'}}]}])
+    assert first_answer(calls) == ("", True)

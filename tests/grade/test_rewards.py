@@ -79,3 +79,18 @@ def test_reward_records_with_a_one_frame_per_step_video(clustered_catalog, tmp_p
         check=True).stdout)["streams"][0]
     assert int(probe["nb_read_frames"]) == 4 and probe["r_frame_rate"] == "1/1"  # one frame per step, at 1 fps
     assert all(not r["videos"][0].startswith("/") for r in lines)
+
+
+def test_steps_keep_the_runners_numbering_across_a_failed_call_and_frame_only_watches(tmp_path):
+    from curation.grade.episodes import read_episode
+    from curation.grade.negatives import Negative
+    from curation.grade.rewards import departure_second
+
+    folder = write_episode(tmp_path, "gui_like_1", "给第二个视频点赞", [
+        ("watch", {"seconds": 2}), ("click", "{broken"), ("click", {"x": 930, "y": 520}), ("finish", {})], 1.0)
+    for name in ("step_0.png", "step_1_frame_0.png", "step_1_frame_1.png", "step_3.png"):  # step 2: an error text
+        screenshot(folder / name, "gray")
+    episode = read_episode(folder / "log.json")
+    assert [p.name for p in episode.steps] == ["step_0.png", "step_1_frame_1.png", "step_3.png"]
+    like_to_collect = Negative("给第二个视频收藏", "点赞 → 收藏", [])
+    assert departure_second(episode, like_to_collect) == 2  # the click's step 3 is the video's third frame

@@ -45,6 +45,12 @@ PLATFORM_TASK = {"eval_type": "platform", "eval_config": json.dumps(
                                                        "args": {"video_ids": 3, "expected_cat": "不实信息"}}])}
 
 
+LIKE_LIST_TASK = {"eval_type": "platform",
+                  "eval_config": json.dumps([{"func": "eval_like", "args": {"video_ids": [1, 3]}}])}
+LIKE_ONE_IN_A_LIST = {"eval_type": "platform",
+                      "eval_config": json.dumps([{"func": "eval_like", "args": {"video_ids": [1]}}])}
+
+
 @pytest.mark.parametrize(("task", "answer", "state", "flags", "expected"), [
     (LABEL_TASK, "B", None, [], ("reviewed_ok", [], [])),
     (LABEL_TASK, "C", None, [], ("escalated", ["answers differ: author B, reviewer C"], [])),
@@ -54,10 +60,13 @@ PLATFORM_TASK = {"eval_type": "platform", "eval_config": json.dumps(
     (LABEL_TASK, "E", None, [], (None, [], ["answer E is not among the options A, B, C"])),
     (PLATFORM_TASK, None, "like 2\nreport 4 不实信息", [], ("reviewed_ok", [], [])),
     (PLATFORM_TASK, None, "like  2\nreport 4 不实信息", [], ("reviewed_ok", [], [])),
-    (PLATFORM_TASK, None, "report 4 不实信息\nlike 2", [], ("escalated", [
-        "check 1 differs: author 'like 2', reviewer 'report 4 不实信息'",
-        "check 2 differs: author 'report 4 不实信息', reviewer 'like 2'"], [])),
-    (PLATFORM_TASK, None, "like 2", [], ("escalated", ["end states differ: author has 2 checks, reviewer 1"], [])),
+    (PLATFORM_TASK, None, "report 4 不实信息\nlike 2", [], ("reviewed_ok", [], [])),  # the same checks, in any order
+    (LIKE_LIST_TASK, None, "like 4,2", [], ("reviewed_ok", [], [])),
+    (LIKE_ONE_IN_A_LIST, None, "like 2", [], ("reviewed_ok", [], [])),
+    (PLATFORM_TASK, None, "like 2", [], ("escalated", [
+        "end states differ: author report 4 不实信息, reviewer nothing else"], [])),
+    (PLATFORM_TASK, None, "like 3\nreport 4 不实信息", [], ("escalated", [
+        "end states differ: author like 2, reviewer like 3"], [])),
     (PLATFORM_TASK, None, "lik 2", [], (None, [], [
         "line 1: cannot read 'lik 2'; start with one of like, collect, report, comment, current, playback and a "
         "position"])),

@@ -172,3 +172,15 @@ def test_the_command_line_builds_with_media_reports_and_lists(clustered_catalog,
     assert listed.stdout.startswith("1.0.0\tbuilt\tparent -\t4 tasks")
     verified = subprocess.run([*base, "verify", "v1.0.0"], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert verified.returncode == 0 and "every file matches the manifest" in verified.stdout
+
+
+def test_a_build_killed_after_its_folder_appeared_is_finished_by_the_next(clustered_catalog, tmp_path):
+    cat = clustered_catalog
+    reviewed_catalog(cat)
+    folder = build_release(cat, "1.0.0", settings(tmp_path)).folder
+    before = {p.name: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    cat.con.execute("DELETE FROM release_tasks")  # as if killed between the rename and the commit
+    cat.con.execute("DELETE FROM releases")
+    again = build_release(cat, "1.0.0", settings(tmp_path))
+    assert {p.name: p.read_bytes() for p in again.folder.rglob("*") if p.is_file()} == before
+    assert cat.scalar("SELECT count(*) FROM releases") == 1

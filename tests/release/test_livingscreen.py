@@ -111,3 +111,16 @@ def test_a_built_release_exports_as_its_own_runner_files(clustered_catalog, tmp_
     assert read_release(tmp_path / "out") == read_release(folder / "livingscreen")
     with pytest.raises(UsageError, match="no release 9.9.9 is recorded"):
         export_livingscreen(cat, "9.9.9", tmp_path / "none")
+
+
+def test_a_release_built_on_an_imported_one_keeps_its_tasks_word_for_word(catalog, tmp_path):
+    from tests.qc.helpers import finish_qc
+
+    import_livingscreen(catalog, write_release(tmp_path / "v1"), "1.0.0")
+    validate_catalog(catalog, load_config().feeds)
+    for items in RELEASE.values():
+        for item in items:
+            finish_qc(catalog, item["task_id"])
+    built = build_release(catalog, "1.0.1", settings(tmp_path / "releases"))  # nothing changed: a patch will do
+    assert built.parent == "1.0.0" and (built.diff.added, built.diff.changed) == ([], [])
+    assert read_release(built.folder / "livingscreen") == RELEASE
