@@ -29,6 +29,13 @@ SETTLE_MS = 90_000  # Label Studio's first render of a task can be slow on a bus
 NEEDS_FIX = "answer C is not among the options A, B"
 
 
+def launch_chromium(pw):
+    """Debian's chromium, headless, with the flags this closed network needs (no background calls out)."""
+    return pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=[
+        "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run", "--disable-quic"])
+
+
 def log_in(page, url: str, email: str, password: str) -> None:
     page.goto(f"{url}/user/login/")
     page.fill("input[name=email]", email)
@@ -116,9 +123,7 @@ def test_annotator_authors_gets_feedback_and_fixes_in_the_browser(clustered_cata
     assert erin == "erin" and where[label_feed.feed_id][2] == where[platform_feed.feed_id][2] == "dora"
 
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--disable-sync", "--no-first-run", "--disable-quic"])
+        browser = launch_chromium(pw)
         page = browser.new_page(viewport={"width": 1400, "height": 1800})
         log_in(page, url, "dora@annotators.local", label_studio["annotator_password"])
 

@@ -12,7 +12,7 @@ from curation.core.config import load_config
 from curation.qc.lifecycle import state_of
 from curation.qc.review import export_reviews, import_reviews
 from curation.qc.shortcut import filter_shortcuts
-from tests.annotate.test_browser_annotator import CHROMIUM, SETTLE_MS, choose, log_in, submit, write
+from tests.annotate.test_browser_annotator import CHROMIUM, SETTLE_MS, choose, launch_chromium, log_in, submit, write
 from tests.conftest import ROOT
 from tests.labelstudio import login
 from tests.qc.helpers import planted_catalog
@@ -56,9 +56,7 @@ def test_reviewer_answers_blind_flags_and_comments_in_the_browser(clustered_cata
     task_id, project, ls_task = mine[0]["task_id"], mine[0]["project_id"], mine[0]["ls_task_id"]
 
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--disable-sync", "--no-first-run", "--disable-quic"])
+        browser = launch_chromium(pw)
         page = browser.new_page(viewport={"width": 1400, "height": 1800})
         log_in(page, url, "hugo@annotators.local", label_studio["annotator_password"])
 
