@@ -28,8 +28,7 @@ def ensure_project(client: Any, catalog: Catalog, table: str, items_table: str, 
     where = " AND ".join(f"{column} = ?" for column in key)
     known = catalog.con.execute(f"SELECT project_id, config_sha256 FROM {table} WHERE {where}",
                                 list(key.values())).fetchone()
-    listed = list(ls_call("the project list", client.projects.list))
-    live = {p.id for p in listed}
+    live = {p.id for p in ls_call("the project list", client.projects.list)}
     url = key["base_url"]
     if known and known[0] in live:
         current = ls_call("the project", client.projects.get, id=known[0]).label_config
@@ -41,13 +40,6 @@ def ensure_project(client: Any, catalog: Catalog, table: str, items_table: str, 
     if known:
         catalog.con.execute(f"DELETE FROM {items_table} WHERE base_url = ? AND project_id = ?", [url, known[0]])
         catalog.con.execute(f"DELETE FROM {table} WHERE base_url = ? AND project_id = ?", [url, known[0]])
-    # a project made by a run killed before it recorded it: take it on rather than make a second
-    orphan = next((p for p in listed if p.title == title and not catalog.scalar(
-        f"SELECT count(*) FROM {table} WHERE base_url = ? AND project_id = ?", [url, p.id])), None)
-    if orphan is not None:
-        ls_call("the labeling config", client.projects.update, id=orphan.id, label_config=label_config)
-        catalog.insert(table, {**key, **row, "project_id": orphan.id, "title": orphan.title, "config_sha256": sha})
-        return int(orphan.id)
     project = ls_call(f"the project {title!r}", client.projects.create, title=title, label_config=label_config,
                       description=description)
     if media_root is not None and media_root.is_dir():

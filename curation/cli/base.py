@@ -16,6 +16,15 @@ from curation.core.catalog import Catalog
 from curation.core.config import Config, load_config
 from curation.core.errors import CurationError, PrerequisiteError
 
+# Typer 0.2x parses with a vendored copy of click whose exceptions are not click's own.
+USAGE_ERRORS: tuple[type[Exception], ...] = (click.ClickException,)
+try:
+    from typer._click.exceptions import ClickException as _VendoredClickException
+
+    USAGE_ERRORS += (_VendoredClickException,)
+except ImportError:  # an older Typer that uses click itself
+    pass
+
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="LivingScreen curation toolkit: corpora -> catalog -> feeds -> releases.")
 console = Console()
@@ -56,12 +65,12 @@ def main(argv: list[str] | None = None) -> None:
     except CurationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(exc.exit_code)
-    except click.exceptions.Abort:
+    except (click.exceptions.Abort, typer.Abort):
         print("error: stopped", file=sys.stderr)
         sys.exit(130)
-    except click.ClickException as exc:
+    except USAGE_ERRORS as exc:  # a missing argument, an unknown option: click's own one-line message
         exc.show()
         sys.exit(exc.exit_code)
-    except click.exceptions.Exit as exc:
+    except (click.exceptions.Exit, typer.Exit) as exc:
         sys.exit(exc.exit_code)
     sys.exit(code if isinstance(code, int) else 0)

@@ -35,10 +35,12 @@ app.add_typer(rewards_app, name="rewards")
 def paired(logs: list[Path], models: list[str] | None) -> list[tuple[str, Path]]:
     if models and len(models) != len(logs):
         raise UsageError(f"give one --model per logs folder ({len(logs)} folders, {len(models)} models)")
+    if models and any("/" in m for m in models):
+        raise UsageError("a --model name cannot contain '/': write Qwen2.5-VL-7B, not Qwen/Qwen2.5-VL-7B")
     return [(models[i] if models else folder.resolve().name, folder) for i, folder in enumerate(logs)]
 
 
-@grade_app.command("logs")
+@grade_app.command("logs", hidden=True)
 def grade_command(
     logs: Annotated[list[Path], typer.Argument(help="Episode log folders (<task_id>/log.json), one per model.")],
     release: Annotated[str, typer.Option(help="The release the episodes ran, vX.Y.Z.")],
@@ -54,19 +56,24 @@ def grade_command(
     from curation.reports import write
 
     target = Version.parse(release)
-    folder = out or Path("build/grades") / target.tag
+    folder = (out or Path(config().grade.dir) / target.tag).resolve()
     with open_catalog() as cat:
         result = grade_logs(cat, paired(logs, model), str(target), folder)
         audit = audit_rates(cat, str(target))
     page = write(Path(config().reports.dir) / "grade.html", grade_page(result.summary, audit))
     if as_json:
-        typer.echo(json.dumps({"per_tier": result.summary["per_tier"]}, ensure_ascii=False, indent=2))
+        typer.echo(json.dumps(result.summary, ensure_ascii=False, indent=2))
         return
-    typer.echo(f"{result['logs']:,} episode logs: {result['graded']:,} graded, {result['rejected']:,} rejected "
-               "(curate status lists why)")
+    typer.echo(f"{result['logs']:,} episode logs: {result['graded']:,} graded, {result['rejected']:,} rejected")
+    for r in result.summary["rejected"][:10]:
+        typer.echo(f"  rejected {r['log']}: {r['reason']}")
     for g in result.summary["per_tier"]:
-        typer.echo(f"  {g['model']} {g['tier']}: {g['episodes']} episodes, SR {g['sr']:.1%}, NS {g['ns']}, WR "
-                   + (f"{g['wr']:.1%}" if g["wr"] is not None else "– (durations unknown)"))
+        typer.echo(f"  {g['model']} {g['tier']}: {g['episodes']} episode{'s' if g['episodes'] != 1 else ''}, "
+                   f"SR {g['sr']:.1%}, NS {g['ns']}, WR " + (f"{g['wr']:.1%}" if g["wr"] is not None else "–"))
+    if result.summary["durations_unknown"]:
+        typer.echo(f"  WR and the observation buckets need every feed video's duration; the catalog lacks some "
+                   f"(e.g. {', '.join(result.summary['durations_unknown'][:3])}): ingest their source or run "
+                   "`curate media probe`")
     for key in ("answered_differently", "index0_disagreements", "state_disagreements"):
         if result.summary[key]:
             typer.echo(f"  {key.replace('_', ' ')}: {', '.join(result.summary[key])}")
@@ -94,7 +101,7 @@ def rewards_build(
     from curation.release.semver import Version
 
     target = Version.parse(release)
-    folder = out or Path("build/rewards") / target.tag
+    folder = (out or Path(config().grade.rewards_dir) / target.tag).resolve()
     with open_catalog() as cat:
         c = build_rewards(cat, paired(logs, model), str(target), folder, config().media)
     typer.echo(f"{c['logs']:,} episodes: {c['records']:,} records in {folder}/rewards.jsonl; "

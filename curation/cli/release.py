@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from curation.cli.base import app, config, open_catalog
+from curation.core.errors import InputError
 
 release_app = typer.Typer(no_args_is_help=True, help="Versioned releases of the tasks.")
 app.add_typer(release_app, name="release")
@@ -46,6 +47,9 @@ def release_verify(version: Annotated[str, typer.Argument(help="vX.Y.Z, or a rel
     from curation.release.semver import Version
 
     folder = Path(version) if Path(version).is_dir() else Path(config().release.dir) / Version.parse(version).tag
+    if not folder.is_dir():
+        raise InputError(f"no release folder {folder}: `curate release list` shows the recorded releases "
+                         "(an imported release has no folder to verify)")
     problems = verify(folder)
     for line in problems:
         typer.echo(line)
@@ -90,8 +94,10 @@ def release_import(
     with open_catalog(create=True) as cat:
         c = import_livingscreen(cat, folder, version)
     typer.echo(f"{c['elements']:,} tasks read: {c['tasks_new']:,} new, {c['tasks_new_versions']:,} new versions, "
-               f"{c['tasks_unchanged']:,} unchanged, {c['rejected']:,} rejected (curate status); "
-               f"{c['feeds_new']:,} feed versions, {c['video_stubs']:,} videos without metadata")
+               f"{c['tasks_unchanged']:,} unchanged, {c['rejected']:,} rejected" + (" (curate status lists why)"
+                                                                                   if c["rejected"] else "")
+               + f"; {c['feeds_new']:,} feed versions (a task's base feed, and its edited feed where it differs), "
+               f"{c['video_stubs']:,} videos without metadata; next: curate qc validate")
 
 
 @release_app.command("export-livingscreen")
@@ -128,5 +134,7 @@ def release_env_feeds(
 
     with open_catalog() as cat:
         c = export_env_feeds(cat, version, out)
-    typer.echo(f"{out}: {c['tasks']:,} tasks, {c['videos']:,} videos ({c['videos_without_metadata']:,} without a "
-               "title in the catalog)")
+    typer.echo(f"{out}: {c['tasks']:,} tasks, {c['videos']:,} videos in their feeds")
+    if c["videos_without_metadata"]:
+        typer.echo(f"  {c['videos_without_metadata']:,} of them have no metadata in the catalog (ingest their source):"
+                   " the app gets 0 likes and collects, no comments and the author 用户<n> for those")

@@ -235,6 +235,12 @@ class ReleaseConfig:
 
 
 @dataclass(frozen=True)
+class GradeConfig:
+    dir: str = field(default="build/grades", metadata=_help("graded episodes, one folder per release"))
+    rewards_dir: str = field(default="build/rewards", metadata=_help("reward records, one folder per release"))
+
+
+@dataclass(frozen=True)
 class Config:
     catalog: CatalogConfig = field(default_factory=CatalogConfig)
     ingest: IngestConfig = field(default_factory=IngestConfig)
@@ -250,6 +256,7 @@ class Config:
     media: MediaConfig = field(default_factory=MediaConfig)
     qc: QcConfig = field(default_factory=QcConfig)
     release: ReleaseConfig = field(default_factory=ReleaseConfig)
+    grade: GradeConfig = field(default_factory=GradeConfig)
 
 
 # -- building typed values from TOML data -------------------------------------

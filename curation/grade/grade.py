@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from curation.core.errors import InputError, UsageError
+from curation.core.errors import InputError, PrerequisiteError, UsageError
 from curation.core.stage import RunResult, StageRun, stage
 from curation.grade.episodes import EpisodeError, find_logs, read_episode
 from curation.grade.metrics import BUCKETS, grade_episode
@@ -40,7 +40,7 @@ def release_tasks(run: StageRun, version: str) -> dict[str, dict[str, Any]]:
 
     rows = run.db.rows("SELECT runner_file, runner FROM release_tasks WHERE version = ?", [version])
     if not rows:
-        raise UsageError(f"no release {version} is recorded: `curate release list` shows what is")
+        raise PrerequisiteError(f"no release {version} is recorded: `curate release list` shows what is")
     elements = [(r["runner_file"], json.loads(r["runner"])) for r in rows]
     return {t["task_id"]: {**t, "tier": TIER_OF[name]} for name, t in elements if isinstance(t, dict)
             and not malformed(t)}
@@ -101,10 +101,12 @@ def grade_logs(run: StageRun, logs: list[tuple[str, Path]], version: str, out: P
     run.params.update(release=target, models=[m for m, _ in logs], logs=[str(d) for _, d in logs], out=str(out))
     run.counts.update(logs=0, graded=0, rejected=0)
     rows: list[dict[str, Any]] = []
+    rejected: list[dict[str, str]] = []
     for model, folder in logs:
         found = find_logs(folder)
         if not found:
-            raise InputError(f"{folder} holds no <task_id>/log.json: give the folder the runner wrote for {model}")
+            raise InputError(f"{folder} holds no episode logs (<task_id>/log.json): give the folder the runner "
+                             "wrote, e.g. logs/<model>/<category>")
         graded: dict[str, Path] = {}
         for log in run.progress(found, f"grading {model}"):
             run.counts["logs"] += 1
@@ -120,6 +122,7 @@ def grade_logs(run: StageRun, logs: list[tuple[str, Path]], version: str, out: P
                 run.reject(source=model, raw_ref=str(log), reason=str(exc), raw=b"",
                            record_id=f"{model}/{log.parent.name}")
                 run.counts["rejected"] += 1
+                rejected.append({"model": model, "log": str(log), "reason": str(exc).removeprefix(f"{log}: ")})
                 continue
             graded[episode.task_id] = log
             run.clear_rejects(record_id=f"{model}/{log.parent.name}")
@@ -134,7 +137,9 @@ def grade_logs(run: StageRun, logs: list[tuple[str, Path]], version: str, out: P
                         [target, [m for m, _ in logs]])
     for row in rows:
         catalog.insert("episode_grades", {**row, "run_id": run.run_id})
-    summary = summary_of(rows, target)
+    summary = {**summary_of(rows, target), "rejected": rejected,
+               "durations_unknown": sorted({v for t in tasks.values() for v in t["video_feed"]
+                                            if not durations.get(v)})[:20]}
     write_outputs(rows, summary, out)
     return GradeResult(run.counts, rows, summary)
 

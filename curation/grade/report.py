@@ -55,8 +55,11 @@ def scatter_svg(points: list[tuple[str, float, float]], x_name: str, width: int 
 
 def grade_page(summary: dict[str, Any], audit: list[dict[str, Any]] | None = None) -> str:
     per_model = summary["observed_l2_l3"]
-    body = [f"<p>Release {html.escape(summary['release'])}.</p>",
-            "<h2>Observation buckets (L2 and L3)</h2>", buckets_svg(per_model) if per_model else "<p>no episodes</p>"]
+    bucketed = [g for g in per_model if g["videos_bucketed"]]
+    body = [f"<p>Release {html.escape(summary['release'])}.</p>", "<h2>Observation buckets (L2 and L3)</h2>",
+            buckets_svg(bucketed) if bucketed else "<p>No bucket: the catalog knows no duration for these videos "
+            "(ingest their source or run <code>curate media probe</code>), so WR and the watch ratios per video "
+            "cannot be computed.</p>"]
     totals = {g["model"]: g for g in summarise_all(summary)}
     if len(totals) > 1:
         body += ["<h2>Success against cost</h2>",
@@ -70,7 +73,16 @@ def grade_page(summary: dict[str, Any], audit: list[dict[str, Any]] | None = Non
                     f"<td>{_pct(g['wr'])}</td>"
                     f"<td>{_pct(g['progress'])}</td>" + "".join(f"<td>{_pct(g['buckets'][b])}</td>" for b in BUCKETS)
                     + "</tr>")
+    body.append("</table><h2>Per sub-category</h2><table><tr><th>model</th><th>tier</th><th>sub-category</th>"
+                "<th>episodes</th><th>SR</th><th>NS</th><th>WR</th><th>progress</th></tr>")
+    for g in summary.get("per_subcategory", []):
+        body.append(f"<tr><td>{html.escape(g['model'])}</td><td>{g['tier']}</td><td>{html.escape(g['subcategory'])}"
+                    f"</td><td>{g['episodes']}</td><td>{_pct(g['sr'])}</td><td>{g['ns']}</td><td>{_pct(g['wr'])}</td>"
+                    f"<td>{_pct(g['progress'])}</td></tr>")
     body.append("</table>")
+    if summary.get("rejected"):
+        body.append("<h3>Logs that could not be graded</h3><ul>" + "".join(
+            f"<li>{html.escape(r['log'])}: {html.escape(r['reason'])}</li>" for r in summary["rejected"]) + "</ul>")
     for key, title in (("answered_differently", "Answered more than once, differently (the first answer counts)"),
                        ("index0_disagreements", "Graded differently by the public runner (it never checks video 1)"),
                        ("state_disagreements", "Graded here otherwise than the logged result")):

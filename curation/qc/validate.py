@@ -7,6 +7,7 @@ be checked too. The codes are part of the interface: scripts filter on them.
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from dataclasses import asdict, dataclass
@@ -252,8 +253,9 @@ def catalog_tasks(catalog: Any) -> tuple[list[dict[str, Any]], int]:
 
 @stage("qc-validate", command="curate qc validate",
        reads=("tasks", "feeds", "videos", "media_files", "media_outputs", "task_transitions"),
-       writes=("task_transitions",), summary="structural checks with stable defect codes; tasks imported from a "
-       "release become valid or needs_fix by them")
+       writes=("task_transitions", "tasks"),
+       summary="structural checks with stable defect codes; tasks imported from a release become valid or "
+       "needs_fix by them")
 def validate_catalog(run: StageRun, config: FeedsConfig, sources: dict[str, SourceConfig] | None = None
                      ) -> tuple[list[dict[str, Any]], list[Defect], int]:
     """(tasks checked, defects, how many needs_fix tasks were left to `curate annotate status`)."""
@@ -288,4 +290,7 @@ def _settle_imported(run: StageRun, defects: list[Defect]) -> None:
         found = errors.get(task_id)
         move(run, task_id, version, "needs_fix" if found else "valid", reason="; ".join(found) if found else None,
              who="qc-validate")
+        if found:  # what `curate annotate status` and `explain` read
+            run.db.con.execute("UPDATE tasks SET status = 'needs_fix', reasons = ? WHERE task_id = ? AND version = ?",
+                               [json.dumps(found, ensure_ascii=False), task_id, version])
     run.counts["imported_settled"] = len(imported)

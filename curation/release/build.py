@@ -131,7 +131,9 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
     if folder.exists() and not _adoptable(catalog, folder, str(target), contents):
         raise UsageError(f"{folder} exists: a release is never overwritten; choose a new version")
     if not contents.tasks:
-        raise PrerequisiteError("no task has finished QC (kept or reviewed ok): run `curate qc review` first")
+        raise PrerequisiteError("no task has finished QC (reviewed ok, or kept by the group): tasks pass "
+                                "`curate qc validate`, `curate qc shortcut`, then review (`curate qc review export`, "
+                                "then `import`) before they can be released")
     parent = choose_parent(catalog, target, parent)
     diff = diff_against(catalog, parent, contents)
     if parent:

@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import quote
 
 from curation.core.catalog import Catalog
-from curation.core.errors import UsageError
+from curation.core.errors import PrerequisiteError
 from curation.core.stage import RunResult, StageRun, stage
 from curation.corpus.visible import load_visible
 from curation.release.semver import Version
@@ -82,7 +82,7 @@ def export_env_feeds(run: StageRun, version: str, out: Path) -> RunResult:
     recorded = [json.loads(r[0]) for r in catalog.con.execute(
         "SELECT runner FROM release_tasks WHERE version = ? ORDER BY runner_file, position", [target]).fetchall()]
     if not recorded:
-        raise UsageError(f"no release {target} is recorded: `curate release list` shows what is")
+        raise PrerequisiteError(f"no release {target} is recorded: `curate release list` shows what is")
     elements = [e for e in recorded if isinstance(e, dict) and not malformed(e)]
     out.mkdir(parents=True, exist_ok=True)
     run.params.update(version=target, out=str(out))

@@ -18,7 +18,7 @@ from typing import Any
 
 from curation.annotate.syntax import split_instruction
 from curation.core.catalog import Catalog, now
-from curation.core.errors import UsageError
+from curation.core.errors import PrerequisiteError, UsageError
 from curation.core.stage import RunResult, StageRun, stage
 from curation.corpus.feeds import Feed, insert_feeds
 from curation.qc.lifecycle import move
@@ -161,7 +161,7 @@ def export_livingscreen(run: StageRun, version: str, out: Path) -> RunResult:
     target = str(Version.parse(version))
     if not catalog.rows("SELECT 1 FROM releases WHERE version = ?", [target]):
         known = ", ".join(r[0] for r in catalog.con.execute("SELECT version FROM releases ORDER BY 1").fetchall())
-        raise UsageError(f"no release {target} is recorded (recorded: {known or 'none'})")
+        raise PrerequisiteError(f"no release {target} is recorded (recorded: {known or 'none'})")
     out.mkdir(parents=True, exist_ok=True)
     run.params.update(version=target, out=str(out))
     for name in RUNNER_FILES.values():

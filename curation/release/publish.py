@@ -36,7 +36,12 @@ class PublishPlan(RunResult):
 def release_folder(run: StageRun, version: Version, settings: ReleaseConfig) -> Path:
     recorded = run.db.scalar("SELECT path FROM releases WHERE version = ? AND origin = 'built'", [str(version)]) \
         if run.db is not None else None
+    imported = run.db.scalar("SELECT path FROM releases WHERE version = ? AND origin = 'imported'",
+                             [str(version)]) if run.db is not None else None
     folder = Path(recorded) if recorded else Path(settings.dir) / version.tag
+    if not folder.is_dir() and imported:
+        raise InputError(f"{version} was imported from {imported}, not built here: build a release "
+                         "(`curate release build --version …`) to publish")
     if not folder.is_dir():
         raise InputError(f"no release folder {folder}: run `curate release build --version {version}` first")
     return folder

@@ -151,3 +151,13 @@ def test_qc_gates_refuse_what_cannot_be_right_before_reaching_label_studio(tmp_p
         out = curate("--catalog", str(db), *args, unset=("LABEL_STUDIO_API_KEY",))
         assert out.returncode == code, (args, out.stderr)
         assert len(out.stderr.strip().splitlines()) == 1 and message in out.stderr, out.stderr
+
+
+def test_a_mistyped_command_line_is_one_error_line_with_exit_2(tmp_path):
+    for args, message in [(("release", "verify"), "Missing argument 'VERSION'"),
+                          (("grade", str(tmp_path), "--release", "1.0.0", "--jsn"), "No such option: --jsn"),
+                          (("release", "frobnicate"), "No such command 'frobnicate'"),
+                          (("grade", str(tmp_path)), "Missing option '--release'")]:
+        out = curate(*args)
+        assert out.returncode == 2, (args, out.stderr)
+        assert "Traceback" not in out.stderr and message.lower() in out.stderr.lower(), out.stderr

@@ -120,7 +120,7 @@ def test_an_empty_folder_or_a_second_log_of_a_task_is_named(released, tmp_path):
 
     cat, _ = released
     (tmp_path / "empty").mkdir()
-    with pytest.raises(InputError, match="holds no <task_id>/log.json"):
+    with pytest.raises(InputError, match="holds no episode logs"):
         grade_logs(cat, [("m", tmp_path / "empty")], "1.0.0", tmp_path / "out")
     write_episode(tmp_path / "logs", "feature_analysis_1", "?", [("answer", {"text": "B"})], 1.0)
     write_episode(tmp_path / "logs" / "retry", "feature_analysis_1", "?", [("answer", {"text": "C"})], 0.0)

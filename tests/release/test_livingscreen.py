@@ -8,7 +8,7 @@ import pytest
 
 from curation.core.catalog import Catalog
 from curation.core.config import load_config
-from curation.core.errors import UsageError
+from curation.core.errors import PrerequisiteError, UsageError
 from curation.qc.lifecycle import state_of
 from curation.qc.runner_format import catalog_task_rows, task_to_runner
 from curation.qc.validate import validate_catalog
@@ -109,7 +109,7 @@ def test_a_built_release_exports_as_its_own_runner_files(clustered_catalog, tmp_
     folder = build_release(cat, "1.0.0", settings(tmp_path / "releases")).folder
     export_livingscreen(cat, "1.0.0", tmp_path / "out")
     assert read_release(tmp_path / "out") == read_release(folder / "livingscreen")
-    with pytest.raises(UsageError, match="no release 9.9.9 is recorded"):
+    with pytest.raises(PrerequisiteError, match="no release 9.9.9 is recorded"):
         export_livingscreen(cat, "9.9.9", tmp_path / "none")
 
 
