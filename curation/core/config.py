@@ -90,9 +90,15 @@ class ClusterConfig:
     assign_noise: bool = field(default=True, metadata=_help(
         "noise points join the cluster whose centroid is nearest, when its cosine reaches assign_noise_similarity"))
     assign_noise_similarity: float = 0.6
+    sample_above: int = field(default=200_000, metadata=_help(
+        "above this many keyword sets, HDBSCAN runs on a sample stratified by source and the rest join "
+        "the nearest cluster centroid (cosine >= assign_noise_similarity); 0 = always cluster everything"))
+    sample_size: int = 100_000
+    sample_seed: int = 0
 
     def __post_init__(self) -> None:
-        _at_least(self, "cluster", min_cluster_size=2, min_samples=1, reduce_dims=0, top_keywords=1)
+        _at_least(self, "cluster", min_cluster_size=2, min_samples=1, reduce_dims=0, top_keywords=1,
+                  sample_above=0, sample_size=2)
 
 
 @dataclass(frozen=True)

@@ -127,6 +127,23 @@ def class_tfidf(keyword_sets: dict[int, list[list[str]]], top_n: int) -> dict[in
     return top
 
 
+def stratified_sample(catalog: Catalog, video_ids: list[str], config: ClusterConfig) -> np.ndarray:
+    """Indices of `sample_size` videos, each source in proportion to its size, chosen by a hash of
+    the seed and the video id (so the sample is the same whatever order the videos come in)."""
+    source_of = dict(catalog.con.execute("SELECT video_id, source FROM videos WHERE list_contains(?, video_id)",
+                                         [video_ids]).fetchall())
+    by_source: dict[str, list[int]] = {}
+    for i, video_id in enumerate(video_ids):
+        by_source.setdefault(source_of.get(video_id, video_id.split("/", 1)[0]), []).append(i)
+    total, chosen = len(video_ids), []
+    for members in by_source.values():
+        take = max(1, round(config.sample_size * len(members) / total))
+        ranked = sorted(members, key=lambda i: hashlib.sha256(f"{config.sample_seed}:{video_ids[i]}".encode())
+                        .hexdigest())
+        chosen += ranked[:take]
+    return np.array(sorted(chosen), dtype=np.int64)
+
+
 def _fingerprint(video_ids: list[str], hashes: list[str], params: dict[str, Any]) -> str:
     digest = hashlib.sha256(json.dumps(params, sort_keys=True).encode())
     for vid, sha in zip(video_ids, hashes, strict=True):
@@ -172,12 +189,20 @@ def cluster_videos(run: StageRun, config: ClusterConfig, model_spec: str) -> Clu
                              reused=True)
 
     points = centre(vectors, config.reduce_dims) if config.centre else vectors.astype(float)
-    note(f"clustering {len(video_ids):,} keyword sets ({points.shape[1]}-d, {config.backend})")
-    labels, probabilities = hdbscan_labels(points, config.backend, config.min_cluster_size, config.min_samples,
-                                           config.selection)
-    labels = drop_small(unite_identical(labels, [r[1] for r in rows]), config.min_cluster_size)
-    if config.assign_noise:  # identical points are equally near every centroid, so they stay together
+    texts = [r[1] for r in rows]
+    sampled = stratified_sample(catalog, video_ids, config) if 0 < config.sample_above < len(video_ids) else None
+    chosen = sampled if sampled is not None else np.arange(len(video_ids))
+    note(f"clustering {len(chosen):,} of {len(video_ids):,} keyword sets ({points.shape[1]}-d, {config.backend})")
+    sample_labels, sample_probabilities = hdbscan_labels(points[chosen], config.backend, config.min_cluster_size,
+                                                         config.min_samples, config.selection)
+    labels = np.full(len(video_ids), -1, dtype=np.int64)
+    probabilities = np.zeros(len(video_ids), dtype=np.float64)
+    labels[chosen], probabilities[chosen] = sample_labels, sample_probabilities
+    labels = drop_small(unite_identical(labels, texts), config.min_cluster_size)
+    if config.assign_noise or sampled is not None:  # what the sample left out joins the nearest centroid
         labels = assign_noise(points, labels, config.assign_noise_similarity)
+        labels = unite_identical(labels, texts)  # identical points are equally near every centroid
+    run.counts["clustered_points"] = int(len(chosen))
     full = centre(vectors) if config.centre else vectors.astype(float)
     by_cluster: dict[int, list[int]] = {}
     for i, label in enumerate(labels):

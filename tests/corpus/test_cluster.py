@@ -110,3 +110,35 @@ def test_noise_assignment_joins_near_points_only():
     assigned = assign_noise(points, labels, min_similarity=0.6)
     assert assigned.tolist() == [0, 0, 1, 1, 0, -1]  # the far point stays noise
     assert drop_small(np.array([0, 0, 1, -1]), 2).tolist() == [0, 0, -1, -1]
+
+
+def test_past_sample_above_a_stratified_sample_is_clustered_and_the_rest_assigned(embedded_catalog_file, tmp_path):
+    from collections import Counter
+
+    from curation.corpus.cluster import stratified_sample
+
+    sampled = replace(CONFIG.cluster, sample_above=100, sample_size=400)
+    members = []
+    for name in ("a", "b"):
+        path = tmp_path / f"{name}.duckdb"
+        shutil.copy(embedded_catalog_file, path)
+        with Catalog(path) as cat:
+            result = cluster_videos(cat, sampled, CONFIG.embedding.model)
+            members.append(_members(cat, result.run_id))
+            counts = json.loads(cat.scalar("SELECT counts FROM runs WHERE run_id = ?", [result.run_id]))
+            ids = result.video_ids
+            chosen = stratified_sample(cat, ids, sampled)
+            sources = Counter(v.split("/", 1)[0] for v in ids)
+            picked = Counter(ids[i].split("/", 1)[0] for i in chosen)
+            texts = dict(cat.con.execute("SELECT video_id, text_sha256 FROM keyword_sets").fetchall())
+    assert members[0] == members[1]  # the same sample and the same assignment for the seed
+    assert counts["clustered_points"] == len(chosen) and abs(len(chosen) - 400) <= len(sources)
+    for source, n in sources.items():  # each source in proportion to its size
+        assert abs(picked[source] - 400 * n / len(ids)) <= 1
+    labels = dict(members[0])
+    outside = [v for i, v in enumerate(ids) if i not in set(chosen.tolist())]
+    assert sum(labels[v] >= 0 for v in outside) > len(outside) / 2  # most of the rest joined a cluster
+    by_text: dict[str, set[int]] = {}
+    for video, label in labels.items():
+        by_text.setdefault(texts[video], set()).add(label)
+    assert all(len(found) == 1 for found in by_text.values())  # identical keyword sets stay together
