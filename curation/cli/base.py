@@ -13,8 +13,8 @@ import typer
 from rich.console import Console
 
 from curation.core.catalog import Catalog
-from curation.core.config import Config, load_config
-from curation.core.errors import CurationError, PrerequisiteError
+from curation.core.config import Config, ExecutorConfig, load_config
+from curation.core.errors import CurationError, PrerequisiteError, UsageError
 
 # Typer 0.2x parses with a vendored copy of click whose exceptions are not click's own.
 USAGE_ERRORS: tuple[type[Exception], ...] = (click.ClickException,)
@@ -33,6 +33,16 @@ STATE: dict[str, Any] = {}
 
 def config() -> Config:
     return STATE["config"]
+
+
+def executor_config(kind: str | None) -> ExecutorConfig:
+    """[executor] from the config, with --executor laid over it."""
+    from dataclasses import replace
+
+    if kind is not None and kind not in ("local", "ray"):
+        raise UsageError(f"--executor {kind!r}: write local or ray")
+    current = config().executor
+    return replace(current, kind=kind) if kind else current
 
 
 def catalog_path() -> Path:

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from curation.cli.base import app, catalog_path, config, console, open_catalog
+from curation.cli.base import app, catalog_path, config, console, executor_config, open_catalog
 from curation.core.errors import CurationError
 
 
@@ -94,12 +94,14 @@ def keywords() -> None:
 
 
 @app.command()
-def embed() -> None:
+def embed(
+    executor: Annotated[str | None, typer.Option(help="local or ray (default: kind in the executor section).")] = None,
+) -> None:
     """Embed keyword sets with the configured model; cached texts are not encoded again."""
     from curation.corpus.embed import embed_keyword_sets
 
     with open_catalog() as cat:
-        counts = embed_keyword_sets(cat, config().embedding)
+        counts = embed_keyword_sets(cat, config().embedding, executor=executor_config(executor))
     typer.echo(f"{counts['texts_encoded']:,} texts encoded, {counts['texts_cached']:,} cached "
                f"in all, for {counts['videos_with_keywords']:,} videos with keywords")
 

@@ -241,6 +241,17 @@ class ReleaseConfig:
 
 
 @dataclass(frozen=True)
+class ExecutorConfig:
+    kind: Literal["local", "ray"] = field(default="local", metadata=_help(
+        "ray: embed and media normalise run as Ray Data jobs (RAY_ADDRESS names a cluster, else a local Ray)"))
+    address: str = field(default="", metadata=_help("a Ray cluster when RAY_ADDRESS is unset; '' = start one here"))
+    local_cpus: int = field(default=2, metadata=_help("CPUs of a Ray started here"))
+
+    def __post_init__(self) -> None:
+        _at_least(self, "executor", local_cpus=1)
+
+
+@dataclass(frozen=True)
 class GradeConfig:
     dir: str = field(default="build/grades", metadata=_help("graded episodes, one folder per release"))
     rewards_dir: str = field(default="build/rewards", metadata=_help("reward records, one folder per release"))
@@ -263,6 +274,7 @@ class Config:
     qc: QcConfig = field(default_factory=QcConfig)
     release: ReleaseConfig = field(default_factory=ReleaseConfig)
     grade: GradeConfig = field(default_factory=GradeConfig)
+    executor: ExecutorConfig = field(default_factory=ExecutorConfig)
 
 
 # -- building typed values from TOML data -------------------------------------

