@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from curation.cli.base import app, config, open_catalog
+from curation.cli.base import app, config, executor_config, open_catalog
 
 media_app = typer.Typer(no_args_is_help=True, help="Link, probe and normalise video files.")
 app.add_typer(media_app, name="media")
@@ -55,12 +55,14 @@ def media_probe(workers: Annotated[int | None, typer.Option(help="Parallel probe
 def media_normalise(
     workers: Annotated[int | None, typer.Option(help="Parallel ffmpeg processes (default: cores).")] = None,
     dry_run: Annotated[bool, typer.Option(help="Say what would be transcoded.")] = False,
+    executor: Annotated[str | None, typer.Option(help="local or ray (default: kind in the executor section).")]
+    = None,
 ) -> None:
     """Transcode to the canvas (H.264/AAC, CFR, letterboxed), with poster and 1-fps keyframes."""
     from curation.media.normalise import normalise_media
 
     with open_catalog() as cat:
-        counts = normalise_media(cat, config().media, _workers(workers), dry_run=dry_run)
+        counts = normalise_media(cat, config().media, _workers(workers), executor_config(executor), dry_run=dry_run)
     if dry_run:
         typer.echo(f"{counts['to_do']:,} to transcode, {counts['skipped']:,} up to date, "
                    f"{counts['rejected']:,} rejected at probe (dry run)")

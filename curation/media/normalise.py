@@ -11,15 +11,18 @@ import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import ffmpeg
+import pyarrow as pa
 
 from curation.core.catalog import Catalog
-from curation.core.config import MediaConfig
+from curation.core.config import ExecutorConfig, MediaConfig
 from curation.core.errors import MediaError
-from curation.core.stage import StageRun, stage
+from curation.core.executor import Resources, map_tables
+from curation.core.stage import STAGES, StageRun, stage
 from curation.media.files import one_line
 from curation.media.probe import probe_file
 
@@ -145,12 +148,41 @@ def plan_jobs(catalog: Catalog, config: MediaConfig) -> tuple[list[Job], int]:
     return jobs, skipped
 
 
-@stage("media-normalise", command="curate media normalise", reads=("media_probes", "media_outputs", "rejects"),
-       writes=("media_outputs", "rejects"), batched=True,
+RESULT_SCHEMA = pa.schema([("video_id", pa.string()), ("error", pa.string()), ("width", pa.int64()),
+                           ("height", pa.int64()), ("fps", pa.float64()), ("duration_s", pa.float64()),
+                           ("frames", pa.int64())])
+JOB_FIELDS = ("video_id", "source_path", "input_sha256", "duration_s", "has_audio", "output", "poster", "frames_dir")
+
+
+def jobs_table(jobs: list[Job]) -> pa.Table:
+    return pa.table({f: [str(getattr(j, f)) if isinstance(getattr(j, f), Path) else getattr(j, f) for j in jobs]
+                     for f in JOB_FIELDS})
+
+
+def normalise_rows(config: MediaConfig, batch: pa.Table) -> pa.Table:
+    """The per-batch work, the same here and on a Ray worker: jobs in, one result row each (or the error)."""
+    out = []
+    for row in batch.to_pylist():
+        job = Job(row["video_id"], Path(row["source_path"]), row["input_sha256"], row["duration_s"],
+                  row["has_audio"], Path(row["output"]), Path(row["poster"]), Path(row["frames_dir"]))
+        try:
+            out.append({"video_id": job.video_id, "error": None, **normalise_one(job, config)})
+        except MediaError as exc:
+            out.append({"video_id": job.video_id, "error": str(exc)})
+    return pa.Table.from_pylist(out, schema=RESULT_SCHEMA)
+
+
+@stage("media-normalise", command="curate media normalise [--executor local|ray]",
+       reads=("media_probes", "media_outputs", "rejects"), writes=("media_outputs", "rejects"), batched=True,
+       resources=Resources(cpus=1.0, memory_mb=512),
        summary="H.264/AAC CFR MP4 on the app canvas, poster, 1-fps keyframes; failures are rejected")
-def normalise_media(run: StageRun, config: MediaConfig, workers: int) -> dict[str, int]:
-    """Transcode what is not up to date (a dry run only counts)."""
+def normalise_media(run: StageRun, config: MediaConfig, workers: int,
+                    executor: ExecutorConfig | None = None) -> dict[str, int]:
+    """Transcode what is not up to date (a dry run only counts). Locally each file commits as it is
+    done; on Ray the job merges in one transaction (the workers write the files where the catalog
+    says: a cluster needs the media folders on shared storage)."""
     catalog = run.db
+    executor = executor or ExecutorConfig()
     jobs, skipped = plan_jobs(catalog, config)
     rejected_at_probe = catalog.scalar("SELECT count(*) FROM rejects WHERE stage = 'media-probe'")
     counts = run.counts
@@ -159,29 +191,38 @@ def normalise_media(run: StageRun, config: MediaConfig, workers: int) -> dict[st
     if run.dry_run:
         return {**counts, "to_do": len(jobs)}
     digest = settings_sha256(config)
-    run.params.update(settings(config), workers=workers)
+    run.params.update(settings(config), workers=workers, executor=executor.kind)
+    by_id = {job.video_id: job for job in jobs}
+    work = partial(normalise_rows, config)
 
-    def work(job: Job) -> tuple[Job, dict[str, Any] | str]:
-        try:
-            return job, normalise_one(job, config)
-        except MediaError as exc:
-            return job, str(exc)
+    def record(result: dict[str, Any]) -> None:
+        job = by_id[result["video_id"]]
+        run.clear_rejects(record_id=job.video_id)
+        if result["error"] is not None:
+            counts["rejected"] += 1
+            run.reject(source=job.video_id.split("/")[0], raw_ref=str(job.source_path),
+                       record_id=job.video_id, reason=result["error"], raw=str(job.source_path).encode())
+            return
+        counts["normalised"] += 1
+        catalog.con.execute("DELETE FROM media_outputs WHERE video_id = ?", [job.video_id])
+        catalog.insert("media_outputs", {
+            "video_id": job.video_id, "input_sha256": job.input_sha256, "settings_sha256": digest,
+            "output_path": str(job.output), "poster_path": str(job.poster), "frames_dir": str(job.frames_dir),
+            "frames": result["frames"], "width": result["width"], "height": result["height"], "fps": result["fps"],
+            "duration_s": result["duration_s"], "run_id": run.run_id})
 
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        for job, result in run.progress(pool.map(work, jobs), "normalise", len(jobs)):
-            with catalog.transaction():
-                run.clear_rejects(record_id=job.video_id)
-                if isinstance(result, str):
-                    counts["rejected"] += 1
-                    run.reject(source=job.video_id.split("/")[0], raw_ref=str(job.source_path),
-                               record_id=job.video_id, reason=result, raw=str(job.source_path).encode())
-                    continue
-                counts["normalised"] += 1
-                catalog.con.execute("DELETE FROM media_outputs WHERE video_id = ?", [job.video_id])
-                catalog.insert("media_outputs", {
-                    "video_id": job.video_id, "input_sha256": job.input_sha256, "settings_sha256": digest,
-                    "output_path": str(job.output), "poster_path": str(job.poster),
-                    "frames_dir": str(job.frames_dir), "frames": result["frames"], "width": result["width"],
-                    "height": result["height"], "fps": result["fps"], "duration_s": result["duration_s"],
-                    "run_id": run.run_id})
+    if executor.kind == "local":
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            done = pool.map(lambda job: work(jobs_table([job])), jobs)
+            for table in run.progress(done, "normalise", len(jobs)):
+                with catalog.transaction():
+                    record(table.to_pylist()[0])
+        return counts
+    batches = [jobs_table(jobs[i:i + 4]) for i in range(0, len(jobs), 4)]
+    results = [row for table in run.progress(map_tables(work, batches, executor,
+                                                        STAGES["media-normalise"].resources or Resources()),
+                                             "normalise on Ray", len(batches)) for row in table.to_pylist()]
+    with catalog.transaction():
+        for result in sorted(results, key=lambda r: r["video_id"]):
+            record(result)
     return counts

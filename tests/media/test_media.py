@@ -251,3 +251,39 @@ def test_a_hung_ffmpeg_is_a_reject_and_rejects_do_not_pile_up(tmp_path, clip_dir
         rows = cat.rows("SELECT record_id, reason FROM rejects WHERE stage = 'media-normalise'")
         assert len(rows) == 6 and all("codec exploded" in r["reason"] for r in rows)  # replaced, not added
         assert not list((tmp_path / "out").rglob("*.mp4"))
+
+
+def test_on_ray_normalise_gives_the_catalog_and_files_the_local_run_gives(tmp_path, clip_dir):
+    from curation.core.config import ExecutorConfig
+
+    def stuck(*_):
+        raise TimeoutError("the Ray job did not finish within 300 s")
+
+    outputs, files = {}, {}
+    previous = signal.signal(signal.SIGALRM, stuck)
+    signal.alarm(300)
+    try:
+        for kind in ("local", "ray"):
+            config = replace(SMALL, output_dir=str(tmp_path / kind / "out"))
+            (tmp_path / kind).mkdir()
+            with _linked(tmp_path / kind, clip_dir) as cat:
+                probe_media(cat, config, workers=2)
+                counts = normalise_media(cat, config, workers=2, executor=ExecutorConfig(kind=kind))
+                assert counts == {"seen": 8, "normalised": 6, "skipped": 0, "rejected": 2}
+                outputs[kind] = [{k: v for k, v in r.items() if k != "run_id"} | {
+                    "output_path": os.path.relpath(r["output_path"], tmp_path / kind)} for r in cat.rows(
+                    "SELECT video_id, input_sha256, settings_sha256, output_path, frames, width, height, fps, "
+                    "duration_s, run_id FROM media_outputs ORDER BY video_id")]
+                files[kind] = sorted(p.relative_to(tmp_path / kind).as_posix() for p in (tmp_path / kind / "out")
+                                     .rglob("*") if p.is_file())
+                rejects = cat.scalar("SELECT count(*) FROM rejects WHERE stage = 'media-normalise'")
+                assert rejects == 0  # the two rejected files were rejected at probe
+                again = normalise_media(cat, config, workers=2, executor=ExecutorConfig(kind=kind))
+                assert again["normalised"] == 0 and again["skipped"] == 6  # a re-run reuses every output
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+        import ray
+
+        ray.shutdown()
+    assert outputs["ray"] == outputs["local"] and files["ray"] == files["local"]
