@@ -76,6 +76,36 @@ print(json.dumps({"user_id": user.id, "organization_id": org.id, "created": crea
 '''
 
 
+# A member of the group that decides escalated tasks: an account in the admin's own organization
+# (where the adjudication project lives). A person who is also an annotator keeps their own
+# organization as the one they work in.
+_PROVISION_MEMBER = r'''
+import json, os
+from django.db import transaction
+from organizations.models import Organization, OrganizationMember
+from users.models import User
+
+email = os.environ["CURATE_ANNOTATOR_EMAIL"]
+password = os.environ.get("CURATE_ANNOTATOR_PASSWORD") or None
+reset = os.environ.get("CURATE_RESET_PASSWORD") == "1"
+org = Organization.objects.get(id=int(os.environ["CURATE_ORG_ID"]))
+with transaction.atomic():
+    user = User.objects.filter(email=email).first()
+    created = user is None
+    if created:
+        user = User.objects.create_user(email=email, password=password, username=email.split("@")[0],
+                                        first_name=os.environ.get("CURATE_ANNOTATOR_NAME", ""))
+    elif reset and password:
+        user.set_password(password)
+        user.save()
+    org.add_user(user)
+    if user.active_organization_id is None or created:
+        user.active_organization = org
+        user.save(update_fields=["active_organization"])
+print(json.dumps({"user_id": user.id, "organization_id": org.id, "created": created}))
+'''
+
+
 @dataclass(frozen=True)
 class Account:
     annotator: str
@@ -157,6 +187,17 @@ def provision(annotator: str, admin_email: str, password: str, reset: bool = Fal
                                   "CURATE_ORG_TITLE": f"LivingScreen · {annotator}"})
     return Account(annotator, email, int(result["user_id"]), int(result["organization_id"]),
                    bool(result["created"]), password)
+
+
+def provision_member(person: str, organization_id: int, password: str, reset: bool = False) -> Account:
+    """An account for a member of the deciding group, in the organization `organization_id`."""
+    email = annotator_email(person)
+    result = _django(_PROVISION_MEMBER, {"CURATE_ANNOTATOR_EMAIL": email, "CURATE_ANNOTATOR_PASSWORD": password,
+                                         "CURATE_RESET_PASSWORD": "1" if reset else "0",
+                                         "CURATE_ANNOTATOR_NAME": person.split("@")[0],
+                                         "CURATE_ORG_ID": str(organization_id)})
+    return Account(person, email, int(result["user_id"]), int(result["organization_id"]), bool(result["created"]),
+                   password)
 
 
 def choose_password(annotator: str, from_file: dict[str, str]) -> tuple[str, bool]:

@@ -191,13 +191,19 @@ def review_import() -> None:
 
 
 @adjudicate_app.command("export")
-def adjudicate_export() -> None:
+def adjudicate_export(
+    members: Annotated[str | None, typer.Option(
+        help="Comma-separated people who decide; each gets an account that can open the project.")] = None,
+    passwords: Annotated[Path | None, typer.Option(help=PASSWORDS_HELP)] = None,
+) -> None:
     """Every escalated task, with both answers, flags and comment, into the adjudication project."""
     from curation.qc.adjudicate import export_adjudication
 
     with open_catalog() as cat:
-        c = export_adjudication(cat, Path(config().media.output_dir))
-    typer.echo(f"{c['escalated']:,} escalated tasks: {c['sent']:,} sent, {c['already_sent']:,} already there")
+        c = export_adjudication(cat, Path(config().media.output_dir), (members or "").split(","), passwords)
+    typer.echo(f"{c['escalated']:,} escalated tasks: {c['sent']:,} sent, {c['already_sent']:,} already there; "
+               f"{c['accounts_created']} accounts created")
+    _show_passwords(c)
 
 
 @adjudicate_app.command("import")

@@ -15,7 +15,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from curation.annotate.accounts import choose_password, provision_member
 from curation.annotate.client import ls_call
+from curation.annotate.export import ExportResult
 from curation.annotate.importer import Draft, feedback_text, validate
 from curation.annotate.projects import read_fields, write_feedback
 from curation.annotate.render import render_feed
@@ -74,18 +76,27 @@ def case_html(task: dict[str, Any]) -> str:
               "qc_projects", "qc_items"),
        writes=("qc_projects", "qc_items"),
        summary="every escalated task, with both answers, flags and comment, into the group's adjudication project")
-def export_adjudication(run: StageRun, media_root: Path | None = None) -> dict[str, Any]:
+def export_adjudication(run: StageRun, media_root: Path | None = None, members: list[str] | None = None,
+                        passwords: Path | None = None) -> ExportResult:
+    """`members`: the people who decide; each gets an account that can log in to the project."""
     catalog = run.db
     cases = escalated(catalog)
-    run.counts.update(escalated=len(cases), sent=0, already_sent=0)
-    session = open_session()
+    result = ExportResult(run.counts)
+    run.counts.update(escalated=len(cases), sent=0, already_sent=0, accounts_created=0)
+    session = open_session(passwords)
+    for person in sorted({m.strip() for m in members or [] if m.strip()}):
+        password, generated = choose_password(person, session.passwords)
+        account = provision_member(person, int(session.home or 0), password, reset=person in session.passwords)
+        run.counts["accounts_created"] += account.created
+        if generated and account.created:
+            result.passwords[person] = password
     media = media_root or Path("build/media")
     with group_project(run, session, PURPOSE, resource_text("adjudication.xml"), "LivingScreen adjudication",
                        "Escalated tasks for the group's decision: keep, delete or revise.", media) as project_id:
         send_missing(run, session, project_id, PURPOSE, "group",
                      {f"{c['task_id']}@v{c['version']}": partial(_case_item, catalog, c, media) for c in cases},
                      "the escalated tasks")
-    return run.counts
+    return result
 
 
 def _case_item(catalog: Catalog, case: dict[str, Any], media: Path) -> tuple[dict[str, Any], dict[str, Any]]:

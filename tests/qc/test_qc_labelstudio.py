@@ -242,8 +242,9 @@ def test_blind_review_escalation_adjudication_and_a_revision_going_round_again(q
         assert "cannot read 'lik 2'" in feedback
         assert import_reviews(cat)["unchanged"] == 5
 
-        cases = run_traced(cat, "qc-adjudicate-export", lambda: export_adjudication(cat, label_studio["media"]))
-        assert (cases["escalated"], cases["sent"]) == (3, 3)
+        cases = run_traced(cat, "qc-adjudicate-export", lambda: export_adjudication(cat, label_studio["media"],
+                                                                                     members=["lena"]))
+        assert (cases["escalated"], cases["sent"], cases["accounts_created"]) == (3, 3, 1)
         assert export_adjudication(cat, label_studio["media"])["sent"] == 0
         adjudication = {r["task_id"]: r for r in cat.rows("SELECT * FROM qc_items WHERE purpose = 'adjudication'")}
 
@@ -252,21 +253,27 @@ def test_blind_review_escalation_adjudication_and_a_revision_going_round_again(q
     assert f"author {author[other_label]}" in case and f"reviewer {review[other_label]['person']}" in case
     assert "<pre>B</pre>" in case and "<pre>C</pre>" in case and "第三个视频里还有一只鸟" in case
 
-    def decide(task_id: str, result: list) -> int:
-        return answer(admin, url, adjudication[task_id]["ls_task_id"], result)
+    # lena leads the group's meeting with an account of her own (not the admin's)
+    lena = login(url, "lena@annotators.local", label_studio["annotator_password"])
+    listed = lena.get(f"{url}/api/projects/").json()
+    assert "LivingScreen adjudication" in [p["title"] for p in (listed["results"] if isinstance(listed, dict)
+                                                                 else listed)]
+
+    def decide(task_id: str, result: list, who=admin) -> int:
+        return answer(who, url, adjudication[task_id]["ls_task_id"], result)
 
     decide(other_label, [choices("decision", "keep"), text("decided_by", "ana, ben, cai")])
-    decide(flagged_label, [choices("decision", "delete"), text("note", "两种和三种都说得通")])  # no reason: sent back
+    decide(flagged_label, [choices("decision", "delete"), text("note", "两种和三种都说得通")], who=lena)  # no reason
     decide(other_platform, [choices("decision", "revise"), text("instruction", "给第二个视频点赞，再给第三个点赞"),
                             text("platform_state", "like 2\nlike 3"), text("decided_by", "group meeting 1")])
     with Catalog(path) as cat:
         counts = run_traced(cat, "qc-adjudicate-import", lambda: import_adjudication(cat))
         assert {k: counts[k] for k in ("kept", "deleted", "revised", "needs_fix")} == {
             "kept": 1, "deleted": 0, "revised": 1, "needs_fix": 1}
-    assert "choose at least one reason" in admin.get(
+    assert "choose at least one reason" in lena.get(
         f"{url}/api/tasks/{adjudication[flagged_label]['ls_task_id']}").json()["data"]["feedback"]
-    delete_id = admin.get(f"{url}/api/tasks/{adjudication[flagged_label]['ls_task_id']}/annotations/").json()[0]["id"]
-    fixed = admin.patch(f"{url}/api/annotations/{delete_id}/", json={"result": [
+    delete_id = lena.get(f"{url}/api/tasks/{adjudication[flagged_label]['ls_task_id']}/annotations/").json()[0]["id"]
+    fixed = lena.patch(f"{url}/api/annotations/{delete_id}/", json={"result": [
         choices("decision", "delete"), choices("delete_reasons", "ambiguous", "other"),
         text("note", "两种和三种都说得通")]})
     assert fixed.status_code == 200
@@ -274,7 +281,7 @@ def test_blind_review_escalation_adjudication_and_a_revision_going_round_again(q
         assert import_adjudication(cat)["deleted"] == 1
         decisions = {r["task_id"]: r for r in cat.rows("SELECT * FROM decisions")}
         assert decisions[other_label]["decided_by"] == "ana, ben, cai"
-        assert decisions[flagged_label]["decided_by"] == label_studio["admin"]  # nobody named: the account
+        assert decisions[flagged_label]["decided_by"] == "lena@annotators.local"  # nobody named: her account
         assert list(decisions[flagged_label]["delete_reasons"]) == ["ambiguous", "other"]
         assert state_of(cat, flagged_label, 1) == "deleted" and state_of(cat, other_label, 1) == "kept"
         assert cat.scalar("SELECT count(*) FROM tasks WHERE task_id = ?", [flagged_label]) == 1  # nothing deleted
