@@ -29,10 +29,9 @@ from curation.core.errors import AnnotationError, InputError, PrerequisiteError,
 PASSWORD_ENV = "LABEL_STUDIO_ANNOTATOR_PASSWORD"
 DATA_DIR_ENV = "LABEL_STUDIO_DATA_DIR"
 
-# Runs inside Label Studio's Django shell; inputs come from the environment, the result is
-# one JSON line. A dormant owner per organization: Label Studio reads the owner's e-mail on
-# every project request, and the admin can own only its own organization.
-_PROVISION = r'''
+# What both account scripts start with: their inputs, and the account made or found (its password
+# reset when asked).
+_ACCOUNT_HEAD = r'''
 import json, os
 from django.db import transaction
 from organizations.models import Organization, OrganizationMember
@@ -41,9 +40,9 @@ from users.models import User
 email = os.environ["CURATE_ANNOTATOR_EMAIL"]
 password = os.environ.get("CURATE_ANNOTATOR_PASSWORD") or None
 reset = os.environ.get("CURATE_RESET_PASSWORD") == "1"
-admin = User.objects.get(email=os.environ["CURATE_ADMIN_EMAIL"])
-title = os.environ["CURATE_ORG_TITLE"]
-with transaction.atomic():
+
+
+def account():
     user = User.objects.filter(email=email).first()
     created = user is None
     if created:
@@ -52,6 +51,17 @@ with transaction.atomic():
     elif reset and password:
         user.set_password(password)
         user.save()
+    return user, created
+'''
+
+# Runs inside Label Studio's Django shell; inputs come from the environment, the result is
+# one JSON line. A dormant owner per organization: Label Studio reads the owner's e-mail on
+# every project request, and the admin can own only its own organization.
+_PROVISION = _ACCOUNT_HEAD + r'''
+admin = User.objects.get(email=os.environ["CURATE_ADMIN_EMAIL"])
+title = os.environ["CURATE_ORG_TITLE"]
+with transaction.atomic():
+    user, created = account()
     org = Organization.objects.filter(title=title).first() or Organization.objects.create(title=title)
     if org.created_by_id is None:
         owner, _ = User.objects.get_or_create(email=f"owner-{org.id}@orgs.invalid",
@@ -79,25 +89,10 @@ print(json.dumps({"user_id": user.id, "organization_id": org.id, "created": crea
 # A member of the group that decides escalated tasks: an account in the admin's own organization
 # (where the adjudication project lives). A person who is also an annotator keeps their own
 # organization as the one they work in.
-_PROVISION_MEMBER = r'''
-import json, os
-from django.db import transaction
-from organizations.models import Organization, OrganizationMember
-from users.models import User
-
-email = os.environ["CURATE_ANNOTATOR_EMAIL"]
-password = os.environ.get("CURATE_ANNOTATOR_PASSWORD") or None
-reset = os.environ.get("CURATE_RESET_PASSWORD") == "1"
+_PROVISION_MEMBER = _ACCOUNT_HEAD + r'''
 org = Organization.objects.get(id=int(os.environ["CURATE_ORG_ID"]))
 with transaction.atomic():
-    user = User.objects.filter(email=email).first()
-    created = user is None
-    if created:
-        user = User.objects.create_user(email=email, password=password, username=email.split("@")[0],
-                                        first_name=os.environ.get("CURATE_ANNOTATOR_NAME", ""))
-    elif reset and password:
-        user.set_password(password)
-        user.save()
+    user, created = account()
     org.add_user(user)
     if user.active_organization_id is None or created:
         user.active_organization = org
