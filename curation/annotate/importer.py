@@ -8,7 +8,6 @@ go through the feeds API and the task points at the new feed version.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -16,7 +15,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from curation.annotate.accounts import current_admin, in_organization
-from curation.annotate.client import base_url, connect, ls_call
+from curation.annotate.client import base_url, connect
+from curation.annotate.projects import annotation_sha, project_tasks, read_fields, write_feedback
 from curation.annotate.syntax import parse_feed_edits, parse_options, parse_platform_state
 from curation.annotate.taxonomy import Taxonomy, load_taxonomy
 from curation.core.catalog import Catalog, now
@@ -41,19 +41,14 @@ class Draft:
 
 
 def read_result(result: list[dict[str, Any]]) -> Draft:
-    draft = Draft()
-    for item in result:
-        value = item.get("value") or {}
-        name = item.get("from_name")
-        text = "\n".join(value.get("text") or []).strip() or None
-        choice = (value.get("choices") or [None])[0]
-        if name in ("tier", "subcategory", "answer"):
-            setattr(draft, name, choice)
-        elif name in ("instruction", "platform_state", "feed_edits"):
-            setattr(draft, name, text)
-        elif name == "options":
-            draft.options_text = text
-    return draft
+    fields = read_fields(result)
+
+    def choice(name: str) -> str | None:
+        return (fields.get(name) or [None])[0]
+
+    return Draft(tier=choice("tier"), subcategory=choice("subcategory"), instruction=fields.get("instruction"),
+                 options_text=fields.get("options"), answer=choice("answer"),
+                 platform_state=fields.get("platform_state"), feed_edits=fields.get("feed_edits"))
 
 
 def validate(draft: Draft, feed_len: int, taxonomy: Taxonomy) -> tuple[dict[str, Any], list[str]]:
@@ -149,10 +144,8 @@ def import_from_label_studio(run: StageRun, feeds_config: FeedsConfig,
     for project in projects:
         organization = project["organization_id"]
         with in_organization(client, admin_id, organization, home) if organization else nullcontext():
-            tasks = sorted(ls_call(f"{project['annotator']}'s annotations", client.projects.exports.as_json,
-                                   project["project_id"]), key=lambda t: t["id"])
+            tasks = project_tasks(client, project["project_id"], f"{project['annotator']}'s annotations")
             for task in tasks:
-                data = task.get("data") or {}
                 feedback = None
                 for annotation in sorted(task.get("annotations") or [], key=lambda a: a["id"]):
                     counts["annotations"] += 1
@@ -167,9 +160,8 @@ def import_from_label_studio(run: StageRun, feeds_config: FeedsConfig,
                     reasons = _import_annotation(run, project, task, annotation, author, feeds_config, sources)
                     if reasons is not None:
                         feedback = feedback_text(reasons)
-                if feedback is not None and feedback != data.get("feedback", ""):
-                    ls_call("the feedback for the annotator", client.tasks.update, id=str(task["id"]),
-                            data={**data, "feedback": feedback})
+                if feedback is not None:
+                    write_feedback(client, task, feedback)
     return counts
 
 
@@ -179,7 +171,7 @@ def _import_annotation(run: StageRun, project: dict[str, Any], task: dict[str, A
     """Store one annotation as a task version; its problems, or None when it was unchanged."""
     catalog, counts, data = run.db, run.counts, task.get("data") or {}
     result = annotation.get("result") or []
-    sha = hashlib.sha256(json.dumps(result, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+    sha = annotation_sha(result)
     previous = (catalog.rows(
         "SELECT * FROM tasks WHERE ls_project_id = ? AND ls_annotation_id = ? "
         "ORDER BY version DESC LIMIT 1", [project["project_id"], annotation["id"]]) or [None])[0]

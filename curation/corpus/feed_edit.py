@@ -20,6 +20,7 @@ from curation.core.config import FeedsConfig, SourceConfig
 from curation.core.errors import FeedError
 from curation.core.stage import StageRun, stage
 from curation.corpus.feeds import Feed, FeedContext, feed_runtime, insert_feeds, load_feed
+from curation.corpus.visible import video_durations
 
 
 def _check_position(feed: Feed, position: Any) -> int:
@@ -113,9 +114,7 @@ def edit_feed(run: StageRun, feed_id: str, ops: list[dict[str, Any]], config: Fe
         current, done = apply_edit(current, op, ctx, known)
         recorded.append(done)
     run.params.update(feed_id=feed_id, from_version=feed.version, ops=recorded, author=author)
-    durations = dict(catalog.con.execute(
-        "SELECT video_id, duration_s FROM videos WHERE list_contains(?, video_id)",
-        [current.video_feed]).fetchall())
+    durations = video_durations(catalog, current.video_feed)
     new = replace(current, version=latest + 1, run_id=run.run_id,
                   total_runtime_s=feed_runtime(durations, current.video_feed),
                   edit=[{**op, "author": author} if author else op for op in recorded])

@@ -46,6 +46,12 @@ def visible_video(row: dict[str, Any]) -> VisibleVideo:
         duration_s=row.get("duration_s"))
 
 
+def video_durations(catalog: Catalog, video_ids: list[str]) -> dict[str, float | None]:
+    """Each video's duration in seconds (None where unknown)."""
+    return dict(catalog.con.execute("SELECT video_id, duration_s FROM videos WHERE list_contains(?, video_id)",
+                                    [list(video_ids)]).fetchall())
+
+
 def load_visible(catalog: Catalog, video_ids: list[str]) -> dict[str, VisibleVideo]:
     """The visible metadata of `video_ids`; an id the catalog does not know shows nothing."""
     rows = catalog.rows(f"SELECT {', '.join(VISIBLE_COLUMNS)} FROM videos WHERE list_contains(?, video_id)",

@@ -24,6 +24,7 @@ from curation.core.catalog import Catalog, now
 from curation.core.errors import UsageError
 from curation.core.stage import StageRun, stage
 from curation.corpus.feeds import Feed
+from curation.corpus.visible import video_durations
 from curation.qc.workspace import group_project, open_session, returned_tasks, send_missing
 from curation.release.semver import Version
 
@@ -70,8 +71,7 @@ def episode_html(row: dict[str, Any], instruction: str, durations: list[float | 
 def _item(catalog: Catalog, row: dict[str, Any], task: dict[str, Any], media: Path
           ) -> tuple[dict[str, Any], dict[str, Any]]:
     ids = list(task["video_feed"])
-    durations = dict(catalog.con.execute("SELECT video_id, duration_s FROM videos WHERE list_contains(?, video_id)",
-                                         [ids]).fetchall())
+    durations = video_durations(catalog, ids)
     feed = Feed("", 0, -1, "", [], [], ids, None, 0)
     anonymous = hashlib.sha256(f"{row['model']}/{row['task_id']}".encode()).hexdigest()[:8]
     data = {"audit_ref": f"{row['task_id']} · trajectory {anonymous}", "feed_html": render_feed(catalog, feed, media),

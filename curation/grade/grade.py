@@ -9,7 +9,6 @@ A log that cannot be graded (unreadable, or a task the release does not hold) go
 from __future__ import annotations
 
 import json
-import re
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -20,14 +19,15 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from curation.core.errors import InputError, PrerequisiteError, UsageError
+from curation.core.errors import InputError, UsageError
 from curation.core.stage import RunResult, StageRun, stage
+from curation.corpus.visible import video_durations
 from curation.grade.episodes import EpisodeError, find_logs, read_episode
 from curation.grade.metrics import BUCKETS, grade_episode
-from curation.qc.runner_format import RUNNER_FILES
+from curation.qc.runner_format import subcategory_of
+from curation.release.livingscreen import runnable_elements
 from curation.release.semver import Version
 
-TIER_OF = {name: tier for tier, name in RUNNER_FILES.items()}
 EPISODE_COLUMNS = ("release", "model", "task_id", "log_path", "tier", "subcategory", "eval_type", "sr", "sr_from",
                    "public_sr", "logged_result", "ns", "invalid_calls", "watch_s", "runtime_s", "wr", "progress",
                    "answer", "answered_differently", "state_disagrees", "index0_disagrees", "watched", "buckets",
@@ -35,15 +35,8 @@ EPISODE_COLUMNS = ("release", "model", "task_id", "log_path", "tier", "subcatego
 
 
 def release_tasks(run: StageRun, version: str) -> dict[str, dict[str, Any]]:
-    """The release's well-formed tasks (an imported release may hold malformed ones: they cannot be run)."""
-    from curation.release.livingscreen import malformed
-
-    rows = run.db.rows("SELECT runner_file, runner FROM release_tasks WHERE version = ?", [version])
-    if not rows:
-        raise PrerequisiteError(f"no release {version} is recorded: `curate release list` shows what is")
-    elements = [(r["runner_file"], json.loads(r["runner"])) for r in rows]
-    return {t["task_id"]: {**t, "tier": TIER_OF[name]} for name, t in elements if isinstance(t, dict)
-            and not malformed(t)}
+    """The release's runnable tasks by id."""
+    return {t["task_id"]: t for t in runnable_elements(run.db, version)}
 
 
 def _mean(values: list[float | None]) -> float | None:
@@ -96,8 +89,7 @@ def grade_logs(run: StageRun, logs: list[tuple[str, Path]], version: str, out: P
     catalog = run.db
     target = str(Version.parse(version))
     tasks = release_tasks(run, target)
-    durations = dict(catalog.con.execute("SELECT video_id, duration_s FROM videos WHERE list_contains(?, video_id)",
-                                         [sorted({v for t in tasks.values() for v in t["video_feed"]})]).fetchall())
+    durations = video_durations(catalog, sorted({v for t in tasks.values() for v in t["video_feed"]}))
     run.params.update(release=target, models=[m for m, _ in logs], logs=[str(d) for _, d in logs], out=str(out))
     run.counts.update(logs=0, graded=0, rejected=0)
     rows: list[dict[str, Any]] = []
@@ -129,7 +121,7 @@ def grade_logs(run: StageRun, logs: list[tuple[str, Path]], version: str, out: P
             grade = grade_episode(episode, task, [durations.get(v) for v in task["video_feed"]])
             fields = asdict(grade)
             rows.append({"release": target, "model": model, "task_id": episode.task_id, "log_path": str(log),
-                         "tier": task["tier"], "subcategory": re.sub(r"_\d+$", "", episode.task_id),
+                         "tier": task["tier"], "subcategory": subcategory_of(episode.task_id),
                          "eval_type": task["eval_type"], "logged_result": episode.result,
                          "steps": len(episode.steps), **{k: fields[k] for k in EPISODE_COLUMNS if k in fields}})
             run.counts["graded"] += 1

@@ -22,6 +22,7 @@ from typing import Any
 from curation.core.config import MediaConfig
 from curation.core.errors import MediaError
 from curation.core.stage import RunResult, StageRun, stage
+from curation.corpus.visible import video_durations
 from curation.grade.episodes import Episode, EpisodeError, find_logs, read_episode, step_index
 from curation.grade.grade import release_tasks
 from curation.grade.metrics import grade_episode
@@ -108,7 +109,7 @@ def build_rewards(run: StageRun, logs: list[tuple[str, Path]], version: str, out
     catalog = run.db
     target = str(Version.parse(version))
     tasks = release_tasks(run, target)
-    durations = dict(catalog.con.execute("SELECT video_id, duration_s FROM videos").fetchall())
+    durations = video_durations(catalog, sorted({v for t in tasks.values() for v in t["video_feed"]}))
     run.params.update(release=target, models=[m for m, _ in logs], out=str(out))
     counts: Counter[str] = Counter()
     records = []

@@ -7,6 +7,7 @@ video_feed, keyword_videos / other_videos (L2), eval_type, eval_config.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,12 @@ from curation.core.errors import InputError
 
 RUNNER_FILES = {"L1": "gui_action.json", "L2": "cross_source_understanding.json",
                 "L3": "close_end_application.json"}
+TIER_OF_FILE = {name: tier for tier, name in RUNNER_FILES.items()}
+
+
+def subcategory_of(task_id: str) -> str:
+    """Task ids are `<subcategory>_<n>`."""
+    return re.sub(r"_\d+$", "", task_id)
 
 
 class RunnerFormatError(InputError):

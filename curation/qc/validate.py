@@ -18,6 +18,7 @@ from curation.annotate.taxonomy import Taxonomy, load_taxonomy
 from curation.core.config import Config, FeedsConfig, SourceConfig
 from curation.core.stage import StageRun, stage
 from curation.corpus.playable import playable_video_ids, scanned_sources
+from curation.qc.runner_format import subcategory_of
 
 MAX_FEED = 20
 ARGS = {
@@ -43,10 +44,6 @@ class Defect:
 
     def as_dict(self) -> dict[str, str]:
         return asdict(self)
-
-
-def _subcategory(task_id: str) -> str:
-    return re.sub(r"_\d+$", "", task_id)
 
 
 def _positions(value: Any) -> list[Any]:
@@ -214,7 +211,7 @@ def validate_tasks(tasks: list[dict[str, Any]], *, known_videos: set[str] | None
         task = {**task, "task_id": tid}
         if ids[task.get("task_id")] > 1:
             defects.append(Defect(tid, "error", "duplicate-task-id", f"task id used {ids[tid]} times"))
-        sub_id = _subcategory(tid)
+        sub_id = subcategory_of(tid)
         sub = taxonomy.subcategories.get(sub_id)
         if sub is None:
             defects.append(Defect(tid, "warning", "unknown-subcategory",

@@ -18,7 +18,6 @@ from typing import Any
 from urllib.parse import quote
 
 from curation.core.catalog import Catalog
-from curation.core.errors import PrerequisiteError
 from curation.core.stage import RunResult, StageRun, stage
 from curation.corpus.visible import load_visible
 from curation.release.semver import Version
@@ -77,16 +76,13 @@ def reset_payload(catalog: Catalog, video_feed: list[str]) -> list[dict[str, Any
 def export_env_feeds(run: StageRun, version: str, out: Path) -> RunResult:
     catalog = run.db
     target = str(Version.parse(version))
-    from curation.release.livingscreen import malformed
+    from curation.release.livingscreen import runnable_elements
 
-    recorded = [json.loads(r[0]) for r in catalog.con.execute(
-        "SELECT runner FROM release_tasks WHERE version = ? ORDER BY runner_file, position", [target]).fetchall()]
-    if not recorded:
-        raise PrerequisiteError(f"no release {target} is recorded: `curate release list` shows what is")
-    elements = [e for e in recorded if isinstance(e, dict) and not malformed(e)]
+    elements = runnable_elements(catalog, target)
+    recorded = catalog.scalar("SELECT count(*) FROM release_tasks WHERE version = ?", [target])
     out.mkdir(parents=True, exist_ok=True)
     run.params.update(version=target, out=str(out))
-    run.counts.update(tasks=0, videos=0, videos_without_metadata=0, malformed_skipped=len(recorded) - len(elements))
+    run.counts.update(tasks=0, videos=0, videos_without_metadata=0, malformed_skipped=recorded - len(elements))
     for element in run.progress(elements, "env feeds"):
         payload = reset_payload(catalog, list(element.get("video_feed") or []))
         (out / f"{element['task_id']}.json").write_text(json.dumps(payload, ensure_ascii=False, indent=1) + "\n",

@@ -22,12 +22,10 @@ from curation.core.errors import PrerequisiteError, UsageError
 from curation.core.stage import RunResult, StageRun, stage
 from curation.corpus.feeds import Feed, insert_feeds
 from curation.qc.lifecycle import move
-from curation.qc.runner_format import RUNNER_FILES, load_runner_dir
+from curation.qc.runner_format import RUNNER_FILES, TIER_OF_FILE, load_runner_dir, subcategory_of
 from curation.release.build import record_runner_tasks
 from curation.release.contents import canonical, sha256_of
 from curation.release.semver import Version
-
-TIER_OF = {name: tier for tier, name in RUNNER_FILES.items()}
 
 
 def malformed(element: dict[str, Any]) -> str | None:
@@ -47,6 +45,17 @@ def malformed(element: dict[str, Any]) -> str | None:
     if not isinstance(element.get("instruction"), str):
         return "instruction must be text"
     return None
+
+
+def runnable_elements(catalog: Catalog, version: str) -> list[dict[str, Any]]:
+    """A recorded release's well-formed elements in file and position order, each with its `tier`
+    (an imported release may hold malformed ones, kept for its export: they cannot be run)."""
+    rows = catalog.rows("SELECT runner_file, runner FROM release_tasks WHERE version = ? "
+                        "ORDER BY runner_file, position", [version])
+    if not rows:
+        raise PrerequisiteError(f"no release {version} is recorded: `curate release list` shows what is")
+    elements = [(r["runner_file"], json.loads(r["runner"])) for r in rows]
+    return [{**e, "tier": TIER_OF_FILE[name]} for name, e in elements if isinstance(e, dict) and not malformed(e)]
 
 
 def _feed_versions(catalog: Catalog, run: StageRun, element: dict[str, Any]) -> tuple[str, int, int]:
@@ -135,7 +144,7 @@ def _import_task(run: StageRun, file: str, element: dict[str, Any], release: str
     feed_id, base_version, feed_version = _feed_versions(catalog, run, element)
     question, options = split_instruction(element["instruction"]) if element["eval_type"] == "label" else (
         element["instruction"], {})
-    row = {"tier": TIER_OF[file], "subcategory": re.sub(r"_\d+$", "", task_id), "eval_type": element["eval_type"],
+    row = {"tier": TIER_OF_FILE[file], "subcategory": subcategory_of(task_id), "eval_type": element["eval_type"],
            "instruction": question, "options": json.dumps(options, ensure_ascii=False) if options else None,
            "eval_config": json.dumps(element["eval_config"], ensure_ascii=False), "feed_id": feed_id,
            "base_feed_version": base_version, "feed_version": feed_version}
