@@ -18,6 +18,8 @@ def ingest(
     path: Annotated[Path, typer.Argument(help="Corpus file (or folder for livebot).")],
     mapping: Annotated[Path | None, typer.Option(help="TOML field mapping (generic).")] = None,
     dry_run: Annotated[bool, typer.Option(help="Validate and count; write nothing.")] = False,
+    columnar: Annotated[bool, typer.Option(
+        "--columnar/--per-record", help="JSON Lines: check lines as columns (fast) or one by one.")] = True,
 ) -> None:
     """Load a corpus into the catalog; bad records go to `rejects` with their reason."""
     from curation.ingest import check_arguments, ingest_path
@@ -25,10 +27,11 @@ def ingest(
     max_bytes = config().ingest.max_field_bytes
     check_arguments(adapter, path, mapping)  # before the catalog file is made
     if dry_run:
-        result = ingest_path(None, adapter, path, mapping=mapping, max_field_bytes=max_bytes)
+        result = ingest_path(None, adapter, path, mapping=mapping, max_field_bytes=max_bytes, columnar=columnar)
     else:
         with open_catalog(create=True) as cat:
-            result = ingest_path(cat, adapter, path, mapping=mapping, max_field_bytes=max_bytes)
+            result = ingest_path(cat, adapter, path, mapping=mapping, max_field_bytes=max_bytes,
+                                     columnar=columnar)
     typer.echo(result.summary())
     for reason, count in sorted((result.rejects_by_reason or {}).items(), key=lambda x: -x[1]):
         typer.echo(f"  rejected {count:,}: {reason}")

@@ -18,6 +18,7 @@ import duckdb
 
 from curation import __version__
 from curation.core.errors import CurationError, PrerequisiteError
+from curation.core.fingerprint import recompute_record_hashes_sql
 
 # Each entry moves the schema one version forward; never edit a released entry,
 # append a new one.
@@ -268,6 +269,8 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (release, model, task_id, position)
     );
     """,
+    # 14: the record fingerprint is computed in SQL (see core/fingerprint.py)
+    recompute_record_hashes_sql(),
 ]
 
 

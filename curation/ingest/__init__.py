@@ -9,12 +9,14 @@ from curation.core.errors import InputError, UsageError
 from curation.core.stage import StageRun, stage
 from curation.ingest import fakesv, kuairec, livebot
 from curation.ingest.generic import Mapping, read_generic
+from curation.ingest.lines import merge_jsonl
 from curation.ingest.load import IngestResult, merge_records
 
 ADAPTERS = ("fakesv", "kuairec", "livebot", "generic")
 
 
-def check_arguments(adapter: str, path: Path, mapping: Path | None = None, max_field_bytes: int = 0) -> None:
+def check_arguments(adapter: str, path: Path, mapping: Path | None = None, max_field_bytes: int = 0,
+                    columnar: bool = True) -> None:
     if adapter not in ADAPTERS:
         raise UsageError(f"unknown adapter {adapter!r}; choose one of {', '.join(ADAPTERS)}")
     if adapter == "generic" and mapping is None:
@@ -33,7 +35,7 @@ def check_arguments(adapter: str, path: Path, mapping: Path | None = None, max_f
        writes=("videos", "comments", "rejects"), summary="public corpora into the catalog, bad records rejected",
        check=check_arguments)
 def ingest_corpus(run: StageRun, adapter: str, path: Path, mapping: Path | None = None,
-                  max_field_bytes: int = 1_048_576) -> IngestResult:
+                  max_field_bytes: int = 1_048_576, columnar: bool = True) -> IngestResult:
     run.params.update(adapter=adapter, path=str(path), max_field_bytes=max_field_bytes)
     if adapter == "fakesv":
         source, records = fakesv.SOURCE, fakesv.read_fakesv(path)
@@ -45,11 +47,15 @@ def ingest_corpus(run: StageRun, adapter: str, path: Path, mapping: Path | None 
         assert mapping is not None
         spec = Mapping.load(mapping)
         run.params["mapping"] = str(mapping)
+        if spec.format == "jsonl":
+            run.params["columnar"] = columnar
+            return merge_jsonl(run, spec, path, max_field_bytes=max_field_bytes, columnar=columnar)
         source, records = spec.source, read_generic(path, spec)
     return merge_records(run, source, records, file_key=path.name, max_field_bytes=max_field_bytes)
 
 
 def ingest_path(catalog: Catalog | None, adapter: str, path: Path, *, mapping: Path | None = None,
-                max_field_bytes: int = 1_048_576) -> IngestResult:
-    """Ingest `path` with `adapter`; `catalog=None` validates and counts only."""
-    return ingest_corpus(catalog, adapter, path, mapping, max_field_bytes)
+                max_field_bytes: int = 1_048_576, columnar: bool = True) -> IngestResult:
+    """Ingest `path` with `adapter`; `catalog=None` validates and counts only. `columnar=False`
+    reads a JSON Lines corpus record by record (the reference path; same result, slower)."""
+    return ingest_corpus(catalog, adapter, path, mapping, max_field_bytes, columnar)

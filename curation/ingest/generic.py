@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from curation.core.errors import InputError
-from curation.ingest.readers import READERS
+from curation.ingest.readers import READERS, RawItem
 from curation.ingest.records import VIDEO_FIELDS, RecordError, SourceRecord
 from curation.ingest.text import extract_hashtags, missing_to_none, parse_list_string, strip_html
 
@@ -112,14 +112,17 @@ def map_record(mapping: Mapping, obj: Any) -> tuple[dict[str, Any], list[Any], d
     return fields, comments, extra
 
 
+def source_record(mapping: Mapping, item: RawItem) -> SourceRecord:
+    ref, raw, obj, error = item
+    if error:
+        return SourceRecord(ref, raw, error=error)
+    try:
+        fields, comments, extra = map_record(mapping, obj)
+    except RecordError as exc:
+        return SourceRecord(ref, raw, error=str(exc))
+    return SourceRecord(ref, raw, fields=fields, comments=comments, extra=extra)
+
+
 def read_generic(path: Path, mapping: Mapping) -> Iterator[SourceRecord]:
-    for ref, raw, obj, error in READERS[mapping.format](path):
-        if error:
-            yield SourceRecord(ref, raw, error=error)
-            continue
-        try:
-            fields, comments, extra = map_record(mapping, obj)
-        except RecordError as exc:
-            yield SourceRecord(ref, raw, error=str(exc))
-            continue
-        yield SourceRecord(ref, raw, fields=fields, comments=comments, extra=extra)
+    for item in READERS[mapping.format](path):
+        yield source_record(mapping, item)

@@ -1,18 +1,24 @@
-"""The ingest loop every adapter shares: normalise, reject with a reason, merge.
+"""The ingest end every adapter shares: normalised rows in, duplicates out, merge.
 
-Everything a run changes is written in one transaction at the end, so a killed
-ingest leaves the catalog exactly as it was. Unchanged records (same content
-hash) are not touched, which makes re-ingesting a file a no-op.
+Adapters hand over candidate rows (each with `ord`, its place in the file) and the
+records already rejected with a reason. Here the first of several rows with one
+video id wins, the content fingerprint is computed, and everything a run changes is
+written in one transaction at the end, so a killed ingest leaves the catalog exactly
+as it was. Unchanged records (same fingerprint) are not touched, which makes
+re-ingesting a file a no-op.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
 
+import duckdb
 import pyarrow as pa
 
+from curation.core.fingerprint import record_hash_select
 from curation.core.progress import note
 from curation.core.stage import StageRun
 from curation.ingest.records import RecordError, SourceRecord, normalise_record
@@ -23,17 +29,19 @@ VIDEO_COLUMNS = (
     "collect_count", "share_count", "duration_s", "published_at", "label", "category",
     "synthetic", "media_path", "raw_ref", "ingest_run", "extra", "record_hash",
 )
+CANDIDATE_COLUMNS = ("ord", "record_id", *(c for c in VIDEO_COLUMNS if c not in ("ingest_run", "record_hash")))
 COMMENT_COLUMNS = ("comment_id", "video_id", "parent_id", "author", "text", "like_count",
                    "time_s", "created_at", "ingest_run")
 
-_VIDEO_TYPES = {
+_VIDEO_TYPES = {"ord": pa.int64(),
     "hashtags": pa.list_(pa.string()), "keywords": pa.list_(pa.string()),
     "author_verified": pa.bool_(), "synthetic": pa.bool_(), "duration_s": pa.float64(),
     "published_at": pa.timestamp("us"), "like_count": pa.int64(), "comment_count": pa.int64(),
     "collect_count": pa.int64(), "share_count": pa.int64(),
 }
 _COMMENT_TYPES = {"like_count": pa.int64(), "time_s": pa.float64(),
-                  "created_at": pa.timestamp("us")}
+                  "created_at": pa.timestamp("us"), "ord": pa.int64()}
+Reject = tuple[str, str, bytes, str | None]  # raw_ref, reason, raw bytes, record id
 
 
 @dataclass
@@ -64,63 +72,147 @@ def _table(rows: list[dict[str, Any]], columns: tuple[str, ...],
 
 def _reason_kind(reason: str) -> str:
     """The reason without record-specific detail, for the per-reason tally."""
+    if reason.startswith("duplicate video_id "):
+        return "duplicate video_id"
     return reason.split(":")[0].split(" (")[0]
+
+
+def record_id_of(source: str, record: SourceRecord) -> str | None:
+    native_id = (record.fields or {}).get("native_id")
+    return f"{source}/{native_id}" if native_id not in (None, "") else None
+
+
+def normalise_records(run: StageRun, source: str, records: Iterable[tuple[int, SourceRecord]],
+                      max_field_bytes: int, total: int | None = None
+                      ) -> tuple[pa.Table, pa.Table, list[Reject], dict[int, bytes]]:
+    """The per-record path: candidate rows and comments (Arrow), rejects, and raw bytes by `ord`."""
+    videos: list[dict[str, Any]] = []
+    comments: list[dict[str, Any]] = []
+    rejects: list[Reject] = []
+    raws: dict[int, bytes] = {}
+    for ord_, record in run.progress(records, f"ingest {source}", total):
+        try:
+            row, row_comments = normalise_record(source, record, max_field_bytes)
+        except RecordError as exc:
+            rejects.append((record.raw_ref, str(exc), record.raw, record_id_of(source, record)))
+            continue
+        row.update(ord=ord_, record_id=record_id_of(source, record))
+        raws[ord_] = record.raw
+        videos.append(row)
+        comments.extend({**c, "ord": ord_} for c in row_comments)
+    return (_table(videos, CANDIDATE_COLUMNS, _VIDEO_TYPES),
+            _table(comments, ("ord", *COMMENT_COLUMNS[:-1]), _COMMENT_TYPES), rejects, raws)
 
 
 def merge_records(run: StageRun, source: str, records: Iterable[SourceRecord], *, file_key: str,
                   max_field_bytes: int, total: int | None = None) -> IngestResult:
-    """Normalise `records` and merge them into the run's catalog (a dry run writes nothing).
+    """Normalise `records` one by one and merge them (a dry run writes nothing)."""
+    counted = _Counted(records)
+    videos, comments, rejects, raws = normalise_records(run, source, enumerate(counted, 1), max_field_bytes, total)
+    with ingest_connection(run) as con:
+        con.register("candidates", videos)
+        con.register("candidate_comments", comments)
+        try:
+            return merge_candidates(run, con, source, file_key=file_key, read=counted.n, rejects=rejects,
+                                    raws_of=lambda ords: {o: raws[o] for o in ords})
+        finally:
+            drop_scratch(con, views=("candidates", "candidate_comments"))
+
+
+class _Counted:
+    def __init__(self, items: Iterable[SourceRecord]) -> None:
+        self.items, self.n = items, 0
+
+    def __iter__(self) -> Iterator[SourceRecord]:
+        for item in self.items:
+            self.n += 1
+            yield item
+
+
+@contextmanager
+def ingest_connection(run: StageRun) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The catalog's connection, or a scratch one for a dry run (which still counts)."""
+    if run.dry_run:
+        con = duckdb.connect()
+        try:
+            yield con
+        finally:
+            con.close()
+        return
+    run.db.con.complete()  # a half-read result from an earlier execute() would block register()
+    yield run.db.con
+
+
+def merge_candidates(run: StageRun, con: duckdb.DuckDBPyConnection, source: str, *, file_key: str, read: int,
+                     rejects: list[Reject], raws_of: Callable[[list[int]], dict[int, bytes]]) -> IngestResult:
+    """Merge the relations `candidates` (CANDIDATE_COLUMNS) and `candidate_comments` (with
+    the `ord` of their row) into the catalog; `rejects` are those already decided.
 
     `file_key` names the input file; rejects are kept per (stage, source, file) so that a
     re-run replaces the rejects of its own file and no other.
     """
-    videos: list[dict[str, Any]] = []
-    comments: list[dict[str, Any]] = []
-    rejects: list[tuple[str, str, bytes, str | None]] = []
-    first_seen: dict[str, str] = {}
-    read = 0
-    for record in run.progress(records, f"ingest {source}", total):
-        read += 1
-        try:
-            row, row_comments = normalise_record(source, record, max_field_bytes)
-            if row["video_id"] in first_seen:
-                raise RecordError(
-                    f"duplicate video_id {row['video_id']} (first at {first_seen[row['video_id']]})")
-        except RecordError as exc:
-            native_id = (record.fields or {}).get("native_id")
-            record_id = f"{source}/{native_id}" if native_id not in (None, "") else None
-            rejects.append((record.raw_ref, str(exc), record.raw, record_id))
-            continue
-        first_seen[row["video_id"]] = record.raw_ref
-        videos.append(row)
-        comments.extend(row_comments)
-
-    by_reason: dict[str, int] = {}
-    for _, reason, _, _ in rejects:
-        by_reason[_reason_kind(reason)] = by_reason.get(_reason_kind(reason), 0) + 1
-    result = IngestResult(run.run_id, read, len(videos), len(rejects), rejects_by_reason=by_reason)
-    run.counts.update(read=read, accepted=result.accepted, rejected=result.rejected,
-                      rejects_by_reason=by_reason)
-    if run.dry_run:
+    temps = ("ranked", "incoming", "incoming_comments", "changed")
+    try:
+        con.execute("""CREATE OR REPLACE TEMP TABLE ranked AS SELECT ord, video_id, raw_ref, record_id,
+                row_number() OVER (PARTITION BY video_id ORDER BY ord) AS n,
+                first_value(raw_ref) OVER (PARTITION BY video_id ORDER BY ord) AS first_ref
+                FROM candidates""")
+        duplicates = con.execute("SELECT ord, raw_ref, video_id, first_ref, record_id FROM ranked "
+                                 "WHERE n > 1 ORDER BY ord").fetchall()
+        raws = raws_of([d[0] for d in duplicates])
+        rejects = rejects + [(ref, f"duplicate video_id {video_id} (first at {first})", raws[o], record_id)
+                             for o, ref, video_id, first, record_id in duplicates]
+        accepted = int(con.execute("SELECT count(*) FROM ranked WHERE n = 1").fetchone()[0])
+        by_reason: dict[str, int] = {}
+        for _, reason, _, _ in rejects:
+            by_reason[_reason_kind(reason)] = by_reason.get(_reason_kind(reason), 0) + 1
+        result = IngestResult(run.run_id, read, accepted, len(rejects), rejects_by_reason=by_reason)
+        run.counts.update(read=read, accepted=result.accepted, rejected=result.rejected,
+                          rejects_by_reason=by_reason)
+        if run.dry_run:
+            return result
+        con.execute("""CREATE OR REPLACE TEMP TABLE incoming_comments AS
+                SELECT c.* EXCLUDE (ord), ? AS ingest_run FROM candidate_comments c
+                WHERE c.ord IN (SELECT ord FROM ranked WHERE n = 1)""", [run.run_id])
+        # one row per video: a duplicate's `ord` is not among the first ones
+        first = "(SELECT ord FROM ranked WHERE n = 1)" if duplicates else "(SELECT ord FROM candidates)"
+        con.execute(f"""CREATE OR REPLACE TEMP TABLE incoming AS
+                WITH accepted AS (SELECT * EXCLUDE (ord, record_id) FROM candidates WHERE ord IN {first})
+                SELECT a.*, ? AS ingest_run, h.record_hash FROM accepted a
+                JOIN ({record_hash_select('accepted', 'incoming_comments')}) h USING (video_id)""",
+                    [run.run_id])
+        _merge(run, con, source, file_key, rejects, result)
         return result
+    finally:
+        drop_scratch(con, tables=temps)
 
+
+def drop_scratch(con: duckdb.DuckDBPyConnection, *, tables: tuple[str, ...] = (),
+                 views: tuple[str, ...] = (), temp_views: tuple[str, ...] = ()) -> None:
+    """Temp tables and registered Arrow views out of the way; after a failed statement the
+    transaction refuses, and its rollback removes them anyway."""
+    for name in views:
+        with suppress(duckdb.Error):
+            con.unregister(name)
+    for name in temp_views:
+        with suppress(duckdb.Error):
+            con.execute(f"DROP VIEW IF EXISTS {name}")
+    for name in tables:
+        with suppress(duckdb.Error):
+            con.execute(f"DROP TABLE IF EXISTS {name}")
+
+
+def _merge(run: StageRun, con: duckdb.DuckDBPyConnection, source: str, file_key: str,
+           rejects: list[Reject], result: IngestResult) -> None:
     catalog = run.db
-    for row in videos:
-        row["ingest_run"] = run.run_id
-    for row in comments:
-        row["ingest_run"] = run.run_id
-    incoming = _table(videos, VIDEO_COLUMNS, _VIDEO_TYPES)
-    incoming_comments = _table(comments, COMMENT_COLUMNS, _COMMENT_TYPES)
     reject_table = pa.table({
         "raw_ref": pa.array([r[0] for r in rejects], pa.string()),
         "reason": pa.array([r[1] for r in rejects], pa.string()),
         "raw": pa.array([r[2] for r in rejects], pa.binary()),
         "record_id": pa.array([r[3] for r in rejects], pa.string()),
     })
-    con = catalog.con
-    note(f"merging {len(videos):,} records and {len(rejects):,} rejects into {catalog.path}")
-    with catalog.staged(incoming=incoming, incoming_comments=incoming_comments,
-                        incoming_rejects=reject_table), catalog.transaction():
+    note(f"merging {result.accepted:,} records and {len(rejects):,} rejects into {catalog.path}")
+    with catalog.staged(incoming_rejects=reject_table), catalog.transaction():
         con.execute("""
                 CREATE TEMP TABLE changed AS
                 SELECT i.video_id, v.video_id IS NULL AS is_new FROM incoming i
@@ -149,8 +241,6 @@ def merge_records(run: StageRun, source: str, records: Iterable[SourceRecord], *
                 FROM incoming_rejects i WHERE NOT EXISTS (
                     SELECT 1 FROM rejects r WHERE r.stage = ? AND r.source = ? AND r.raw_ref = i.raw_ref)""",
                     [run.run_id, run.stage, source, run.stage, source])
-        con.execute("DROP TABLE changed")
     result.new, result.updated = int(new), int(updated)
     result.unchanged = result.accepted - result.new - result.updated
     run.counts.update(new=result.new, updated=result.updated, unchanged=result.unchanged)
-    return result

@@ -11,6 +11,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 RawItem = tuple[str, bytes, Any, str | None]
 
 
@@ -27,21 +30,58 @@ def _json_error(exc: json.JSONDecodeError, text: str) -> str:
     return f"invalid JSON: {exc.msg} at column {exc.colno}"
 
 
-def read_jsonl(path: Path) -> Iterator[RawItem]:
+def parse_json_line(ref: str, raw: bytes) -> RawItem:
+    text, error = _decode(raw)
+    if text is None:
+        return ref, raw, None, error
+    try:
+        return ref, raw, json.loads(text), None
+    except json.JSONDecodeError as exc:
+        return ref, raw, None, _json_error(exc, text)
+
+
+def jsonl_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """(line number, bytes without the line end) of each non-blank line."""
     with path.open("rb") as handle:
         for line_no, raw in enumerate(handle, start=1):
             raw = raw.rstrip(b"\r\n")
-            if not raw.strip():
-                continue
-            ref = f"{path.name}:{line_no}"
-            text, error = _decode(raw)
-            if text is None:
-                yield ref, raw, None, error
-                continue
+            if raw.strip():
+                yield line_no, raw
+
+
+def read_jsonl(path: Path) -> Iterator[RawItem]:
+    for line_no, raw in jsonl_lines(path):
+        yield parse_json_line(f"{path.name}:{line_no}", raw)
+
+
+def jsonl_table(path: Path) -> tuple[pa.Table, dict[int, bytes]]:
+    """The non-blank lines as Arrow columns `ord` (line number), `raw_ref`, `text`, and the
+    raw bytes of lines that are not UTF-8 (their `text` is null), numbered as `read_jsonl`."""
+    data = path.read_bytes()
+    try:  # Arrow checks the UTF-8 of the whole file in C++, without a Python string
+        whole = pa.array([data], pa.large_binary()).cast(pa.large_string())
+    except pa.ArrowInvalid:
+        whole = None
+    if whole is not None:  # the common case, kept in Arrow's C++ end to end
+        lines = pc.utf8_rtrim(pc.list_flatten(pc.split_pattern(whole, "\n")), characters="\r\n")
+        ords = pa.array(range(1, len(lines) + 1), pa.int64())
+        blank = pc.or_(pc.equal(pc.binary_length(lines), 0), pc.ascii_is_space(lines))
+        lines, ords = pc.filter(lines, pc.invert(blank)), pc.filter(ords, pc.invert(blank))
+        invalid: dict[int, bytes] = {}
+    else:
+        numbered, texts, invalid = [], [], {}
+        for line_no, raw in jsonl_lines(path):
+            numbered.append(line_no)
             try:
-                yield ref, raw, json.loads(text), None
-            except json.JSONDecodeError as exc:
-                yield ref, raw, None, _json_error(exc, text)
+                texts.append(raw.decode("utf-8"))
+            except UnicodeDecodeError:
+                texts.append(None)
+                invalid[line_no] = raw
+        ords, lines = pa.array(numbered, pa.int64()), pa.array(texts, pa.large_string())
+    refs = pc.binary_join_element_wise(f"{path.name}:", pc.cast(ords, pa.string()), "")
+    # in batches, so that DuckDB scans them on every core
+    table = pa.table({"ord": ords, "raw_ref": refs, "text": lines})
+    return pa.Table.from_batches(table.to_batches(max_chunksize=65_536)), invalid
 
 
 def read_json_array(path: Path) -> Iterator[RawItem]:

@@ -8,7 +8,6 @@ written `1.2w 赞` in FakeSV and `12000` in a CSV end up as the same integer.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
@@ -45,7 +44,17 @@ _UNIT = {"w": 10_000, "万": 10_000, "亿": 100_000_000, "k": 1_000, "千": 1_00
 _COUNT_RE = re.compile(r"^(\d+(?:\.\d+)?)\s*([wW万亿kK千]?)$")
 
 
+_MAX_COUNT = 2**63 - 1  # the catalog's BIGINT
+
+
 def parse_count(value: Any, name: str = "count") -> int | None:
+    count = _parse_count(value, name)
+    if count is not None and count > _MAX_COUNT:
+        raise RecordError(f"{name} is too large ({value!r})")
+    return count
+
+
+def _parse_count(value: Any, name: str) -> int | None:
     """Integers from numbers or strings such as `1.2w`, `3.5万`, `2亿`, `1,234`, `1.2w 赞`."""
     if value is None:
         return None
@@ -72,12 +81,23 @@ def parse_count(value: Any, name: str = "count") -> int | None:
     return int(round(float(number) * _UNIT.get(unit.lower(), 1)))
 
 
+def _check_unicode(text: str, name: str) -> str:
+    """JSON can spell half of a surrogate pair (`\\ud800`); no catalog column can hold it."""
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise RecordError(f"{name} has an unpaired surrogate {text[exc.start]!r} "
+                              f"at character {exc.start}") from None
+    return text
+
+
 def _clean_str(value: Any, name: str) -> str | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise RecordError(f"{name} must be text, got {type(value).__name__}")
-    text = str(value).strip()
+    text = _check_unicode(str(value).strip(), name)
     return text or None
 
 
@@ -90,7 +110,7 @@ def _clean_list(value: Any, name: str) -> list[str] | None:
     for item in value:
         if not isinstance(item, str):
             raise RecordError(f"{name} must be a list of strings, found {type(item).__name__}")
-        item = item.strip()
+        item = _check_unicode(item.strip(), name)
         if item and item not in out:
             out.append(item)
     return out or None
@@ -129,7 +149,10 @@ def _clean_time(value: Any, name: str) -> datetime | None:
         raise RecordError(f"{name} must be a time, got a boolean")
     if isinstance(value, int | float):
         seconds = value / 1000 if value > 10**11 else value  # epoch milliseconds or seconds
-        return datetime.fromtimestamp(seconds, UTC).replace(tzinfo=None)
+        try:
+            return datetime.fromtimestamp(seconds, UTC).replace(tzinfo=None)
+        except (OverflowError, ValueError, OSError):
+            raise RecordError(f"{name} is out of range: {value!r}") from None
     if isinstance(value, str):
         text = value.strip()
         if text.isdigit():
@@ -211,11 +234,6 @@ def normalise_record(source: str, record: SourceRecord, max_field_bytes: int
                               f"(first as comment {first_comment[comment['comment_id']]})")
         first_comment[comment["comment_id"]] = n
     row["raw_ref"] = record.raw_ref
-    row["extra"] = json.dumps(record.extra, ensure_ascii=False, sort_keys=True,
-                              default=str) if record.extra else None
-    # raw_ref is left out of the hash so that a record moving inside its file is not a
-    # change; the key order of `row` is fixed above, so repr() is a stable fingerprint.
-    digest = hashlib.sha256(repr(([v for k, v in row.items() if k != "raw_ref"],
-                                  [list(c.values()) for c in comments])).encode())
-    row["record_hash"] = digest.hexdigest()
+    row["extra"] = _check_unicode(json.dumps(record.extra, ensure_ascii=False, sort_keys=True, default=str),
+                                  "an unmapped field") if record.extra else None
     return row, comments

@@ -7,7 +7,12 @@ import re
 
 # `#tag` (Douyin, Kuaishou, TikTok) and `#tag#` (Weibo style); a tag ends at white
 # space, another '#', or sentence punctuation.
-_HASHTAG_RE = re.compile(r"#([^#\s,，。.!！?？;；:：@、\[\]()（）\"“”]{1,64})#?")
+HASHTAG_STOPS = "#,，。.!！?？;；:：@、[]()（）\"“”"
+_HASHTAG_RE = re.compile(r"#([^\s" + re.escape(HASHTAG_STOPS) + r"]{1,64})#?")
+# What Python's `str.strip()` and `\s` treat as white space (Unicode, not only ASCII);
+# the columnar ingest spells it out for DuckDB's regular expressions.
+PY_WHITESPACE = "".join(chr(c) for c in (*range(0x09, 0x0E), *range(0x1C, 0x21), 0x85, 0xA0, 0x1680,
+                                         *range(0x2000, 0x200B), 0x2028, 0x2029, 0x202F, 0x205F, 0x3000))
 # Only inline highlight tags go: anything else (a `<script>` in a real title, say) is
 # text the author wrote, kept as is and escaped by whatever renders it.
 _TAG_RE = re.compile(r"</?(?:em|b|strong|i|mark|font|span)(?:\s[^<>]{0,300})?>", re.IGNORECASE)

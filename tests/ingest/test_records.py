@@ -41,13 +41,3 @@ def test_unknown_values_are_null_never_zero_or_empty():
     assert row["video_id"] == "S/9"
     assert row["title"] is None and row["hashtags"] is None and row["like_count"] is None
     assert row["synthetic"] is False and comments == []
-
-
-def test_record_hash_ignores_position_but_sees_content():
-    a, _ = normalise_record("S", SourceRecord("f:1", b"", fields={"native_id": "1", "title": "x"}),
-                            1 << 20)
-    b, _ = normalise_record("S", SourceRecord("f:9", b"", fields={"native_id": "1", "title": "x"}),
-                            1 << 20)
-    c, _ = normalise_record("S", SourceRecord("f:1", b"", fields={"native_id": "1", "title": "y"}),
-                            1 << 20)
-    assert a["record_hash"] == b["record_hash"] != c["record_hash"]

@@ -1,0 +1,161 @@
+"""The pipeline at 10k, 100k and 1M videos: time and peak memory per stage, growth exponents.
+
+Builds corpora by resampling the shipped FakeSV and KuaiRec metadata into JSON Lines
+(each record mixes two real captions and their tags, so texts are distinct and
+clustering sees real variety), then runs `curate ingest generic → keywords → embed →
+cluster → feeds build` on each size in a fresh catalog, every stage a process of its
+own (peak memory is that process's maximum resident set, from wait4). With
+`--executors local,ray` the embed stage runs again on Ray (2 workers) at each size.
+
+Embedding is the one stage this machine cannot run at 1M (about 13 s per 1,000 texts
+on 2 CPUs): a stage whose time, extrapolated linearly from the smaller sizes, would
+pass `--stage-budget` seconds is not run, and the stages after it neither; the table
+says so instead of printing a number. `docs/scale.md` holds a run's output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from curation.ingest.fakesv import read_fakesv  # noqa: E402
+from curation.ingest.kuairec import read_kuairec  # noqa: E402
+
+MAPPING = """source = "Scale"
+format = "jsonl"
+[fields]
+native_id = "id"
+title = "title"
+hashtags = "tags"
+keywords = "keywords"
+category = "category"
+like_count = "likes"
+author_name = "author"
+duration_s = "duration"
+"""
+STAGES = ("ingest", "keywords", "embed", "cluster", "feeds")
+
+
+def base_records() -> list[dict]:
+    out = []
+    for records in (read_fakesv(ROOT / "raw/FakeSV/data.json"),
+                    read_kuairec(ROOT / "raw/KuaiRec/kuairec_caption_category.csv")):
+        for record in records:
+            fields = record.fields or {}
+            if fields.get("title") or fields.get("description"):
+                out.append({"title": fields.get("title") or fields.get("description"),
+                            "tags": fields.get("hashtags") or [], "keywords": fields.get("keywords") or [],
+                            "category": fields.get("category"), "author": fields.get("author_name")})
+    return out
+
+
+def build_corpus(path: Path, n: int, bases: list[dict], seed: int = 7) -> None:
+    rng = random.Random(seed)
+    with path.open("w", encoding="utf-8") as out:
+        for i in range(n):
+            a, b = bases[rng.randrange(len(bases))], bases[rng.randrange(len(bases))]
+            cut = rng.randrange(4, 16)
+            out.write(json.dumps({
+                "id": f"s{i}", "title": f"{a['title']} {str(b['title'])[:cut]}",
+                "tags": list(dict.fromkeys(a["tags"] + b["tags"][:1])), "keywords": a["keywords"],
+                "category": a["category"], "author": a["author"], "likes": rng.randrange(0, 2_000_000),
+                "duration": round(rng.uniform(5, 90), 1)}, ensure_ascii=False) + "\n")
+
+
+def run_stage(args: list[str], catalog: Path, config: Path) -> tuple[float, float]:
+    """(seconds, peak resident MB) of one `curate` command in a process of its own."""
+    cmd = [str(ROOT / ".venv/bin/curate"), "--catalog", str(catalog), "--config", str(config), *args]
+    started = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(args)} failed:\n{err.decode()[-2000:]}")
+    return time.perf_counter() - started, usage.ru_maxrss / 1024
+
+
+def exponent(t1: float, t2: float, n1: int, n2: int) -> float:
+    return math.log(t2 / t1) / math.log(n2 / n1) if t1 > 0 and t2 > 0 else float("nan")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="10000,100000,1000000")
+    parser.add_argument("--executors", default="local,ray")
+    parser.add_argument("--stage-budget", type=float, default=900, help="seconds a stage may take")
+    parser.add_argument("--json", type=Path, help="write the measurements here too")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    executors = args.executors.split(",")
+    bases = base_records()
+    print(f"{len(bases):,} real records to resample")
+    results: dict[str, dict[int, tuple[float, float] | None]] = {}
+
+    def projected(key: str, n: int) -> float:
+        done = {m: r for m, r in results.get(key, {}).items() if r}
+        if not done:
+            return 0.0
+        m, (seconds, _) = max(done.items())
+        return seconds * n / m
+
+    with tempfile.TemporaryDirectory(dir=ROOT / "build") as tmp:
+        work = Path(tmp)
+        (work / "mapping.toml").write_text(MAPPING, encoding="utf-8")
+        for executor in executors:
+            (work / f"{executor}.toml").write_text(f'[executor]\nkind = "{executor}"\nlocal_cpus = 2\n',
+                                                   encoding="utf-8")
+        for n in sizes:
+            corpus = work / f"corpus-{n}.jsonl"
+            build_corpus(corpus, n, bases)
+            catalog = work / f"catalog-{n}.duckdb"
+            commands = {"ingest": ["ingest", "generic", str(corpus), "--mapping", str(work / "mapping.toml")],
+                        "keywords": ["keywords"], "embed": ["embed"], "cluster": ["cluster"],
+                        "feeds": ["feeds", "build", "--n", "50", "--seed", "7"]}
+            blocked = False
+            for name in STAGES:
+                runs = [(f"{name}/{e}", e) for e in executors] if name == "embed" else [(f"{name}/local", "local")]
+                if name == "embed":  # each executor embeds into its own copy of the catalog
+                    for _, executor in runs[1:]:
+                        (work / f"{executor}-{n}.duckdb").write_bytes(catalog.read_bytes())
+                for key, executor in runs:
+                    estimate = projected(key, n)
+                    if blocked or estimate > args.stage_budget:
+                        blocked = True
+                        results.setdefault(key, {})[n] = None
+                        print(f"{n:>9,} {key:16s} not run" + (f": about {estimate:,.0f} s, extrapolated linearly"
+                                                             if estimate else ""))
+                        continue
+                    target = catalog if executor == "local" else work / f"{executor}-{n}.duckdb"
+                    results.setdefault(key, {})[n] = run_stage(commands[name], target, work / f"{executor}.toml")
+                    seconds, mb = results[key][n] or (0.0, 0.0)
+                    print(f"{n:>9,} {key:16s} {seconds:9.1f} s  {mb:8,.0f} MB peak", flush=True)
+            corpus.unlink()
+    print("\nstage            " + "".join(f"{n:>16,}" for n in sizes) + "   growth exponents")
+    for key, by_size in results.items():
+        cells = "".join(f"{by_size[n][0]:>10.1f} s{by_size[n][1]:>4.0f}M" if by_size.get(n) else f"{'-':>16}"
+                        for n in sizes)
+        measured = [(n, by_size[n][0]) for n in sizes if by_size.get(n)]
+        pairs = zip(measured, measured[1:], strict=False)
+        exps = " ".join(f"{exponent(t1, t2, n1, n2):.2f}" for (n1, t1), (n2, t2) in pairs)
+        print(f"{key:16s} {cells}   {exps}")
+    if args.json:
+        args.json.write_text(json.dumps({k: {str(n): v for n, v in by.items()} for k, by in results.items()},
+                                        indent=1), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

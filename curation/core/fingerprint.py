@@ -1,0 +1,39 @@
+"""The content fingerprint of a catalog video: what decides, on re-ingest, whether a
+record changed.
+
+It is computed in SQL over the stored columns (everything but where the record sat in
+its file and which run loaded it) plus the video's comments in `comment_id` order, so
+the per-record and the columnar ingest give the same value by construction, and a
+migration can recompute it for rows already in a catalog.
+"""
+
+from __future__ import annotations
+
+HASHED_VIDEO_COLUMNS = (
+    "video_id", "source", "native_id", "title", "description", "hashtags", "keywords",
+    "author_name", "author_bio", "author_verified", "like_count", "comment_count",
+    "collect_count", "share_count", "duration_s", "published_at", "label", "category",
+    "synthetic", "media_path",
+)
+HASHED_COMMENT_COLUMNS = ("comment_id", "parent_id", "author", "text", "like_count", "time_s",
+                          "created_at")
+
+
+def record_hash_select(videos: str, comments: str) -> str:
+    """`SELECT video_id, record_hash` for every row of the relation `videos`."""
+    video_fields = ", ".join(f"v.{c}" for c in HASHED_VIDEO_COLUMNS)
+    comment_fields = ", ".join(HASHED_COMMENT_COLUMNS)
+    return f"""
+        WITH threads AS (
+            SELECT video_id, list(struct_pack({comment_fields}) ORDER BY comment_id) AS thread
+            FROM {comments} WHERE video_id IN (SELECT video_id FROM {videos}) GROUP BY video_id)
+        SELECT v.video_id, sha256(to_json(struct_pack({video_fields},
+               extra := CAST(v.extra AS VARCHAR), thread := t.thread))) AS record_hash
+        FROM {videos} v LEFT JOIN threads t USING (video_id)"""
+
+
+def recompute_record_hashes_sql() -> str:
+    return f"""
+        UPDATE videos SET record_hash = h.record_hash
+        FROM ({record_hash_select('videos', 'comments')}) h
+        WHERE videos.video_id = h.video_id"""

@@ -1,0 +1,259 @@
+"""The ingest rules as column expressions, for JSON Lines read through a mapping.
+
+`fast_rows_sql` turns a mapping into one DuckDB query over the file's lines. For each
+line it gives the catalog row and `ok`: whether the vectorised rules are certain to
+give exactly what `records.normalise_record` gives. A line that is not `ok` (an
+unusual type, a count written in a way only Python's parser reads, a record that
+will be rejected) goes through the per-record path, which decides and names the
+reason. So the columnar path only ever accepts, and the rules stay written once: the
+expressions here accept a subset of what the per-record rules accept, with the same
+values (tests/ingest/test_columnar.py compares both paths on a fuzzed corpus).
+"""
+
+from __future__ import annotations
+
+from curation.ingest.generic import FieldRule, Mapping
+from curation.ingest.records import COUNT_FIELDS, LIST_FIELDS, STRING_FIELDS, VIDEO_FIELDS
+from curation.ingest.text import HASHTAG_STOPS, PY_WHITESPACE
+
+
+def _re_class(chars: str, negate: bool = False) -> str:
+    return "[" + ("^" if negate else "") + "".join(f"\\x{{{ord(c):X}}}" for c in chars) + "]"
+
+
+HASHTAG_RE2 = "#(" + _re_class(PY_WHITESPACE + HASHTAG_STOPS, negate=True) + "{1,64})#?"
+# Lines DuckDB's JSON reader accepts but Python's does not (trailing commas, NaN and
+# Infinity literals), and escapes whose decoding may differ (lone surrogates, NUL):
+# such lines take the per-record path. A false alarm costs only speed.
+SUSPECT_LINE_RE2 = r"(?i),[ \t\r\n]*[\]}]|[:\[,][ \t\r\n]*-?(nan|inf)|\\u[dD][89a-fA-F]|\\u0000"
+_COUNT_RE2 = (r"^([0-9]{1,15}(?:\.[0-9]{1,6})?)[ \t]*([wW万亿kK千]?)[ \t]*"
+              r"(?:赞|[Ll][Ii][Kk][Ee][Ss]?|次|个)?$")
+_UNIT_SQL = "CASE {u} WHEN '' THEN 1 WHEN 'k' THEN 1000 WHEN 'K' THEN 1000 WHEN '千' THEN 1000 " \
+            "WHEN '亿' THEN 100000000 ELSE 10000 END"
+_ISO_RE2 = (r"^[12][0-9]{3}-[0-9]{2}-[0-9]{2}"
+            r"([ T]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\.[0-9]{6})?)?)?$")
+_MAX_INT = 9_000_000_000_000_000_000
+_SQL_TYPES = {**dict.fromkeys(LIST_FIELDS, "VARCHAR[]"), **dict.fromkeys(COUNT_FIELDS, "BIGINT"),
+              "author_verified": "BOOLEAN", "synthetic": "BOOLEAN", "duration_s": "DOUBLE",
+              "published_at": "TIMESTAMP"}
+
+
+def _q(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+_WS_CODES = ", ".join(str(ord(c)) for c in PY_WHITESPACE)
+
+
+def pystrip(expr: str) -> str:
+    """`str.strip()` in SQL: Unicode white space off both ends (trimming by a character set
+    is slow in DuckDB, so only strings that start or end with white space are trimmed)."""
+    return (f"CASE WHEN unicode({expr}) IN ({_WS_CODES}) OR unicode({expr}[-1:]) IN ({_WS_CODES}) "
+            f"THEN trim({expr}, {_q(PY_WHITESPACE)}) ELSE {expr} END")
+
+
+def _cleaned(expr: str) -> str:
+    """`_clean_list` before its de-duplication: items stripped, empty ones dropped."""
+    return f"list_filter(list_transform({expr}, lambda x: {pystrip('x')}), lambda x: x <> '')"
+
+
+def _deduped(column: str) -> str:
+    return f"nullif(list_filter({column}, lambda x, i: list_position({column}, x) = i), [])"
+
+
+def json_path(path: str) -> str | None:
+    """The DuckDB JSON path of a dotted mapping path, or None if a part cannot be quoted."""
+    parts = path.split(".")
+    if any('"' in p or "\\" in p for p in parts):
+        return None
+    return "$." + ".".join(f'"{p}"' for p in parts)
+
+
+_QUOTES = _q("'\"")
+_EACH = _q("$[*]")
+
+
+class _Rule:
+    """The SQL of one mapped field, in layers (each names columns the next one uses, so
+    no expression is computed twice): its catalog value and whether it is certain."""
+
+    def __init__(self, target: str, rule: FieldRule, k: int, mapping: Mapping) -> None:
+        self.target, self.rule = target, rule
+        v, t, s, p = f"v{k}", f"t{k}", f"s{k}", f"p{k}"
+        self.v, self.t, self.s, self.p, self.absent = v, t, s, p, f"a{k}"
+        self.list, self.array = f"l{k}", f"r{k}"  # a string made a list by `extract`; a JSON array
+        sentinels = ", ".join(_q(m) for m in mapping.missing) or "NULL"
+        self.layers: list[list[str]] = [
+            [f"j[{k}] AS {v}", f"jt[{k}] AS {t}", f"js[{k}] AS {s}"],
+            [f"{pystrip(s)} AS {p}"],
+            # missing_to_none: sentinel strings (after strip) and integers that print as one
+            [f"({v} IS NULL OR {t} = 'NULL' OR ({t} = 'VARCHAR' AND {p} IN ({sentinels})) OR "
+             f"({t} IN ('BIGINT', 'UBIGINT') AND CAST({v} AS VARCHAR) IN ({sentinels}))) AS {self.absent}"],
+            [], [],
+        ]  # layer 0 reads the line's lists j (JSON), jt (types), js (strings, unescaped)
+        extract = rule.extract
+        if extract == "hashtags":
+            raw_list = f"regexp_extract_all({s}, {_q(HASHTAG_RE2)}, 1)"
+        elif extract == "list":
+            inner = f"CASE WHEN starts_with({p}, '[') AND ends_with({p}, ']') THEN {p}[2:-2] ELSE {p} END"
+            raw_list = (f"list_filter(list_transform(string_split({inner}, ','), "
+                        f"lambda x: trim({pystrip('x')}, {_QUOTES})), lambda x: x <> '')")
+        elif extract == "split":
+            raw_list = f"string_split({s}, {_q(rule.sep)})"
+        if extract is not None:
+            self.layers[3].append(f"CASE WHEN {t} = 'VARCHAR' THEN {_cleaned(raw_list)} END AS c{k}")
+            self.layers[4].append(f"{_deduped(f'c{k}')} AS {self.list}")
+        if target in LIST_FIELDS:
+            strings = f"json_extract_string({v}, {_EACH})"
+            self.layers[3].append(f"CASE WHEN {t} = 'ARRAY' THEN {_cleaned(strings)} END AS e{k}")
+            self.layers[4].append(f"{_deduped(f'e{k}')} AS {self.array}")
+        bool_sentinel = any(m in ("True", "False") for m in mapping.missing)
+        self.guard = f"NOT ({t} = 'BOOLEAN')" if bool_sentinel else "true"
+        if target in mapping.strip_html:  # html.unescape is left to Python
+            self.guard += f" AND NOT ({t} = 'VARCHAR' AND regexp_matches({s}, '[<&]'))"
+
+    def _case(self, branches: list[tuple[str, str]]) -> str:
+        body = " ".join(f"WHEN {cond} THEN {value}" for cond, value in branches)
+        return f"CASE WHEN {self.absent} THEN NULL {body} ELSE NULL END"
+
+    def value_and_ok(self) -> tuple[str, str]:
+        """SQL for the field's catalog value, and for `the per-record rules agree`.
+
+        Values are computed for every line, certain or not, so every cast is a TRY_CAST."""
+        target, t, s, v, p, extract = self.target, self.t, self.s, self.v, self.p, self.rule.extract
+        string, is_int = f"{t} = 'VARCHAR'", f"{t} IN ('BIGINT', 'UBIGINT')"
+        as_int, as_double = f"TRY_CAST({v} AS BIGINT)", f"TRY_CAST({v} AS DOUBLE)"
+        # `extract` turns a string into a list; hashtags turn anything else into nothing
+        listed = string if extract in ("list", "split") else "false"
+        nothing = "false"
+        if extract == "hashtags":
+            listed = f"({string} AND {self.list} IS NOT NULL)"
+            nothing = f"(NOT {string} OR {self.list} IS NULL)"
+            if target not in LIST_FIELDS and target != "comments":
+                if target == "native_id":
+                    return "NULL", "false"
+                value = "false" if target == "synthetic" else "NULL"
+                return value, f"coalesce({self.absent} OR ({nothing} AND {self.guard}), false)"
+        scalar = f"NOT {listed}"
+        if target in ("native_id", *STRING_FIELDS):
+            value = self._case([(f"{scalar} AND {string}", f"nullif({p}, '')"),
+                                (f"{scalar} AND {is_int}", f"CAST({v} AS VARCHAR)")])
+            ok = f"({nothing} OR ({scalar} AND ({string} OR {is_int})))"
+            if target == "native_id":
+                return value, f"coalesce(NOT {self.absent} AND {ok} AND {value} IS NOT NULL AND {self.guard}, false)"
+        elif target in LIST_FIELDS:
+            all_strings = f"list_bool_and(list_transform(json_type({v}, {_EACH}), lambda x: x = 'VARCHAR'))"
+            branches = [] if extract == "hashtags" else [(f"{t} = 'ARRAY'", self.array)]
+            if extract is not None:
+                branches.insert(0, (string, self.list))
+            value = self._case(branches)
+            array = "false" if extract == "hashtags" else \
+                f"({t} = 'ARRAY' AND coalesce(json_array_length({v}) = 0 OR {all_strings}, false))"
+            ok = f"({nothing} OR {listed} OR {array})"
+        elif target in COUNT_FIELDS:
+            text = f"replace(replace({p}, ',', ''), '，', '')"
+            number = f"TRY_CAST(regexp_extract({text}, {_q(_COUNT_RE2)}, 1) AS DOUBLE)"
+            unit = _UNIT_SQL.format(u=f"regexp_extract({text}, {_q(_COUNT_RE2)}, 2)")
+            from_text = f"round_even({number} * {unit}, 0)"
+            value = self._case([(is_int, as_int),
+                                (f"{t} = 'DOUBLE'", f"TRY_CAST(round_even({as_double}, 0) AS BIGINT)"),
+                                (string, f"TRY_CAST({from_text} AS BIGINT)")])
+            ok = (f"({nothing} OR ({scalar} AND (({is_int} AND {as_int} >= 0) "
+                  f"OR ({t} = 'DOUBLE' AND {as_double} BETWEEN 0 AND 1e15) "
+                  f"OR ({string} AND regexp_full_match({text}, {_q(_COUNT_RE2)}) AND {from_text} < {_MAX_INT}))))")
+        elif target in ("author_verified", "synthetic"):
+            value = self._case([(f"{t} = 'BOOLEAN'", f"TRY_CAST({v} AS BOOLEAN)"), (is_int, f"{as_int} > 0"),
+                                (f"{string} AND {s} = ''", "NULL"),
+                                (string, f"lower({p}) IN ('true', '1', '2')")])
+            words = "'[Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee]|[012]'"
+            ok = (f"({nothing} OR ({scalar} AND ({t} = 'BOOLEAN' OR ({is_int} AND {as_int} >= 0) "
+                  f"OR ({string} AND ({s} = '' OR regexp_full_match({p}, {words}))))))")
+            if target == "synthetic":
+                value = f"coalesce({value}, false)"
+        elif target == "duration_s":
+            value = self._case([(f"{string} AND {s} = ''", "NULL"), (string, f"TRY_CAST({s} AS DOUBLE)"),
+                                (f"{t} IN ('BIGINT', 'UBIGINT', 'DOUBLE')", as_double)])
+            ok = (f"({nothing} OR ({scalar} AND (({string} AND ({s} = '' "
+                  f"OR regexp_full_match({s}, '[0-9]{{1,15}}(\\.[0-9]{{1,15}})?'))) "
+                  f"OR ({t} IN ('BIGINT', 'UBIGINT', 'DOUBLE') AND isfinite({as_double}) AND {as_double} >= 0))))")
+        elif target == "published_at":
+            digits = f"(CASE WHEN {is_int} THEN {as_int} ELSE TRY_CAST({p} AS BIGINT) END)"
+            epoch_ok = f"coalesce({digits} BETWEEN 0 AND 4000000000000, false)"
+            epoch = (f"CASE WHEN NOT {epoch_ok} THEN NULL WHEN {digits} > 100000000000 "
+                     f"THEN make_timestamp({digits} * 1000) ELSE make_timestamp({digits} * 1000000) END")
+            number_text = f"{string} AND regexp_full_match({p}, '[0-9]{{1,13}}')"
+            iso = f"TRY_CAST({p} AS TIMESTAMP)"
+            value = self._case([(f"{string} AND {s} = ''", "NULL"), (number_text, epoch),
+                                (string, iso), (is_int, epoch)])
+            ok = (f"({nothing} OR ({scalar} AND (({string} AND {s} = '') "
+                  f"OR ({number_text} AND {epoch_ok}) "
+                  f"OR ({string} AND regexp_matches({p}, {_q(_ISO_RE2)}) AND {iso} IS NOT NULL) "
+                  f"OR ({is_int} AND {epoch_ok}))))")
+        elif target == "comments":  # only records without comments are vectorised
+            value = "NULL"
+            ok = f"({extract is None} AND {t} = 'ARRAY' AND json_array_length({v}) = 0)"
+        else:
+            raise ValueError(f"no columnar rule for {target}")
+        return value, f"coalesce({self.absent} OR ({ok} AND {self.guard}), false)"
+
+
+def _unique_keys(path: str) -> str:
+    keys = "json_keys(text)" if path == "$" else f"json_keys(text, {_q(path)})"
+    return f"list_unique({keys}) = len({keys})"
+
+
+def extra_sql(mapping: Mapping) -> str:
+    """The unmapped top-level fields of a line as JSON text (NULL if none or unreadable)."""
+    used = sorted({rule.path.split(".")[0] for rule in mapping.fields.values()} | {"$key"})
+    patch = "{" + ",".join(f'"{u}":null' for u in used) + "}"
+    return (f"CASE WHEN json_valid(text) AND json_type(text) = 'OBJECT' "
+            f"THEN nullif(CAST(json_merge_patch(text, {_q(patch)}) AS VARCHAR), '{{}}') END")
+
+
+def fast_rows_sql(mapping: Mapping, source: str, lines: str, max_field_bytes: int) -> str | None:
+    """One row per line of the relation `lines(ord, raw_ref, text)`: `ok`, the catalog
+    columns, `record_native` (the id as mapped, for a duplicate's reject) and `extra`.
+    None when the mapping itself is beyond the columnar rules."""
+    rules = mapping.fields
+    paths = [json_path(rule.path) for rule in rules.values()]
+    if None in paths or any(r.extract == "split" and not r.sep for r in rules.values()):
+        return None
+    # objects a path goes through must not repeat a key: Python keeps the last, DuckDB the first
+    prefixes = sorted({".".join(r.path.split(".")[:n]) for r in rules.values()
+                       for n in range(1, len(r.path.split(".")))})
+    unique = " AND ".join(_unique_keys(p) for p in ["$", *(json_path(p) or "" for p in prefixes)])
+    built = [_Rule(target, rule, k, mapping) for k, (target, rule) in enumerate(rules.items(), start=1)]
+    values, oks = {}, []
+    for rule in built:
+        values[rule.target], ok = rule.value_and_ok()
+        oks.append(ok)
+    columns = [f"{_q(source + '/')} || ({values['native_id']}) AS video_id", f"{_q(source)} AS source"]
+    for name in VIDEO_FIELDS:
+        default = "false" if name == "synthetic" else "NULL"
+        columns.append(f"CAST({values.get(name, default)} AS {_SQL_TYPES.get(name, 'VARCHAR')}) AS {name}")
+    native = built[list(rules).index("native_id")]
+    path_list = "[" + ", ".join(_q(p or "") for p in paths) + "]"
+    layers, previous = "", "extracted"
+    for depth in range(len(built[0].layers)):
+        names = [c for rule in built for c in rule.layers[depth]]
+        if names:
+            layers += f",\n        layer{depth} AS (SELECT *, {', '.join(names)} FROM {previous})"
+            previous = f"layer{depth}"
+    return f"""
+        WITH parsed AS (
+            SELECT ord, raw_ref, text,
+                   CASE WHEN strlen(text) <= {max_field_bytes}
+                             AND NOT regexp_matches(text, {_q(SUSPECT_LINE_RE2)}) AND json_valid(text)
+                        THEN json_type(text) = 'OBJECT' ELSE false END AS readable
+            FROM {lines}),
+        extracted AS (
+            SELECT ord, raw_ref, text, CASE WHEN readable THEN {unique} ELSE false END AS readable,
+                   CASE WHEN readable THEN json_extract(text, {path_list}) END AS j,
+                   CASE WHEN readable THEN json_type(text, {path_list}) END AS jt,
+                   CASE WHEN readable THEN json_extract_string(text, {path_list}) END AS js
+            FROM parsed){layers}
+        SELECT ord, raw_ref, coalesce(readable AND {' AND '.join(oks)}, false) AS ok,
+               {_q(source + "/")} || CASE WHEN {native.t} = 'VARCHAR' THEN {native.s}
+                    ELSE CAST({native.v} AS VARCHAR) END AS record_native,
+               {', '.join(columns)}, {extra_sql(mapping)} AS extra
+        FROM {previous}"""

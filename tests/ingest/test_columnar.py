@@ -1,0 +1,73 @@
+"""The columnar JSON Lines path against the per-record path it must equal, row for row."""
+
+import json
+
+import pytest
+
+from curation.core.catalog import Catalog
+from curation.ingest import ingest_path
+from tests.ingest.fuzz import MAPPINGS, build_fuzzed_corpus
+
+
+def _everything(cat: Catalog) -> dict[str, list]:
+    return {
+        "videos": cat.con.execute("SELECT * EXCLUDE (ingest_run) FROM videos ORDER BY video_id").fetchall(),
+        "comments": cat.con.execute("SELECT * EXCLUDE (ingest_run) FROM comments ORDER BY comment_id").fetchall(),
+        "rejects": cat.con.execute("SELECT * EXCLUDE (run_id) FROM rejects ORDER BY raw_ref").fetchall(),
+    }
+
+
+def _counts(cat: Catalog, run_id: str) -> dict:
+    return json.loads(cat.scalar("SELECT counts FROM runs WHERE run_id = ?", [run_id]))
+
+
+@pytest.mark.parametrize("variant", sorted(MAPPINGS))
+def test_columnar_and_per_record_paths_give_the_same_catalog(tmp_path, variant):
+    corpus, mapping = tmp_path / "fuzz.jsonl", tmp_path / "m.toml"
+    build_fuzzed_corpus(corpus)
+    mapping.write_text(MAPPINGS[variant], encoding="utf-8")
+    results, snapshots = {}, {}
+    for columnar in (False, True):
+        with Catalog(tmp_path / f"{columnar}.duckdb") as cat:
+            result = ingest_path(cat, "generic", corpus, mapping=mapping, max_field_bytes=1500, columnar=columnar)
+            results[columnar], snapshots[columnar] = result, _everything(cat)
+            counts = _counts(cat, result.run_id)
+    slow, fast = results[False], results[True]
+    assert (fast.read, fast.accepted, fast.rejected) == (slow.read, slow.accepted, slow.rejected)
+    assert fast.rejects_by_reason == slow.rejects_by_reason
+    assert fast.read == fast.accepted + fast.rejected
+    # the corpus exercises both paths: most lines are certain as columns, many are not
+    assert counts["certain_as_columns"] > 0.3 * fast.read
+    assert fast.read - counts["certain_as_columns"] > 0.1 * fast.read
+    assert slow.rejected > 100 and slow.accepted > 1000
+    for table in ("videos", "comments", "rejects"):
+        assert snapshots[True][table] == snapshots[False][table], table
+
+
+def test_a_catalog_loaded_one_way_is_unchanged_by_the_other(tmp_path):
+    corpus, mapping = tmp_path / "fuzz.jsonl", tmp_path / "m.toml"
+    build_fuzzed_corpus(corpus, n=1500, seed=3)
+    mapping.write_text(MAPPINGS["list"], encoding="utf-8")
+    with Catalog(tmp_path / "c.duckdb") as cat:
+        first = ingest_path(cat, "generic", corpus, mapping=mapping, columnar=False)
+        before = _everything(cat)
+        again = ingest_path(cat, "generic", corpus, mapping=mapping, columnar=True)
+        assert (again.new, again.updated, again.unchanged) == (0, 0, first.accepted)
+        assert _everything(cat) == before
+
+
+def test_moving_a_line_is_not_a_change_but_editing_one_is(tmp_path):
+    corpus, mapping = tmp_path / "c.jsonl", tmp_path / "m.toml"
+    mapping.write_text('source = "S"\nformat = "jsonl"\n[fields]\nnative_id = "id"\ntitle = "t"\n', "utf-8")
+    rows = [json.dumps({"id": str(i), "t": f"title {i}", "more": i}) for i in range(5)]
+    corpus.write_text("\n".join(rows), encoding="utf-8")
+    with Catalog(tmp_path / "c.duckdb") as cat:
+        ingest_path(cat, "generic", corpus, mapping=mapping)
+        corpus.write_text("\n\n".join(reversed(rows)), encoding="utf-8")
+        moved = ingest_path(cat, "generic", corpus, mapping=mapping)
+        assert (moved.new, moved.updated, moved.unchanged) == (0, 0, 5)
+        rows[2] = json.dumps({"id": "2", "t": "title 2", "more": "edited"})
+        corpus.write_text("\n".join(rows), encoding="utf-8")
+        edited = ingest_path(cat, "generic", corpus, mapping=mapping)
+        assert (edited.new, edited.updated, edited.unchanged) == (0, 1, 4)
+        assert json.loads(cat.scalar("SELECT extra FROM videos WHERE native_id = '2'")) == {"more": "edited"}
