@@ -246,6 +246,8 @@ class ExecutorConfig:
         "ray: embed and media normalise run as Ray Data jobs (RAY_ADDRESS names a cluster, else a local Ray)"))
     address: str = field(default="", metadata=_help("a Ray cluster when RAY_ADDRESS is unset; '' = start one here"))
     local_cpus: int = field(default=2, metadata=_help("CPUs of a Ray started here"))
+    shard_dir: str = field(default="build/shards", metadata=_help(
+        "where a Ray job's pending work is written as Parquet shards; on a cluster, storage every node reads"))
 
     def __post_init__(self) -> None:
         _at_least(self, "executor", local_cpus=1)

@@ -3,6 +3,11 @@
 picklable `fn(pa.Table) -> pa.Table` over the stage's pending work; the stage merges what comes
 back into the catalog. Ray is an optional extra (`pip install livingscreen-curation[ray]`).
 
+On Ray the pending work is first written as Parquet shards under `[executor] shard_dir` (one
+file per batch; on a cluster that folder must be storage every node reads), and the job reads
+them back with `read_parquet`, so the driver does not ship the work through Ray's object store.
+The shards are removed when the job has been read back.
+
 On a 2-CPU machine a Ray pool that takes every CPU leaves none for reading blocks and hangs;
 work runs as tasks (no actor pool), at most one fewer at a time than the CPUs Ray has.
 """
@@ -10,11 +15,15 @@ work runs as tasks (no actor pool), at most one fewer at a time than the CPUs Ra
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from curation.core.config import ExecutorConfig
 from curation.core.errors import PrerequisiteError
@@ -66,6 +75,18 @@ def map_tables(fn: BatchFn, tables: list[pa.Table], config: ExecutorConfig, reso
         options["num_gpus"] = resources.gpus
     if resources.memory_mb:
         options["memory"] = resources.memory_mb * 1024 * 1024
-    dataset = ray.data.from_arrow(tables).map_batches(fn, batch_format="pyarrow", batch_size=None, **options)
-    for ref in dataset.to_arrow_refs():
-        yield ray.get(ref)
+    root = Path(config.shard_dir)
+    root.mkdir(parents=True, exist_ok=True)
+    name = getattr(getattr(fn, "func", fn), "__name__", "batch")
+    shards = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=root)).resolve()
+    try:
+        paths = []
+        for number, table in enumerate(tables):
+            paths.append(str(shards / f"part-{number:05d}.parquet"))
+            pq.write_table(table, paths[-1])
+        dataset = ray.data.read_parquet(paths, override_num_blocks=len(paths)).map_batches(
+            fn, batch_format="pyarrow", batch_size=None, **options)
+        for ref in dataset.to_arrow_refs():
+            yield ray.get(ref)
+    finally:
+        shutil.rmtree(shards, ignore_errors=True)

@@ -19,17 +19,17 @@ HASHED_COMMENT_COLUMNS = ("comment_id", "parent_id", "author", "text", "like_cou
                           "created_at")
 
 
-def record_hash_select(videos: str, comments: str) -> str:
-    """`SELECT video_id, record_hash` for every row of the relation `videos`."""
+def record_hash_select(videos: str, comments: str, columns: str = "v.video_id") -> str:
+    """`SELECT <columns>, record_hash` for every row `v` of the relation `videos`."""
     video_fields = ", ".join(f"v.{c}" for c in HASHED_VIDEO_COLUMNS)
     comment_fields = ", ".join(HASHED_COMMENT_COLUMNS)
     return f"""
-        WITH threads AS (
-            SELECT video_id, list(struct_pack({comment_fields}) ORDER BY comment_id) AS thread
-            FROM {comments} WHERE video_id IN (SELECT video_id FROM {videos}) GROUP BY video_id)
-        SELECT v.video_id, sha256(to_json(struct_pack({video_fields},
+        SELECT {columns}, sha256(to_json(struct_pack({video_fields},
                extra := CAST(v.extra AS VARCHAR), thread := t.thread))) AS record_hash
-        FROM {videos} v LEFT JOIN threads t USING (video_id)"""
+        FROM {videos} v LEFT JOIN (
+            SELECT video_id, list(struct_pack({comment_fields}) ORDER BY comment_id) AS thread
+            FROM {comments} WHERE video_id IN (SELECT video_id FROM {videos}) GROUP BY video_id
+        ) t USING (video_id)"""
 
 
 def recompute_record_hashes_sql() -> str:

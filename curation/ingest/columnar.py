@@ -42,14 +42,16 @@ def _q(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-_WS_CODES = ", ".join(str(ord(c)) for c in PY_WHITESPACE)
+# PY_WHITESPACE as ranges (a class of single characters is much slower in RE2)
+_WS_RE2 = r"[\t-\r\x{1C}-\x{20}\x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}]"
+_WS_EDGE_RE2 = f"^{_WS_RE2}|{_WS_RE2}$"
 
 
 def pystrip(expr: str) -> str:
     """`str.strip()` in SQL: Unicode white space off both ends (trimming by a character set
     is slow in DuckDB, so only strings that start or end with white space are trimmed)."""
-    return (f"CASE WHEN unicode({expr}) IN ({_WS_CODES}) OR unicode({expr}[-1:]) IN ({_WS_CODES}) "
-            f"THEN trim({expr}, {_q(PY_WHITESPACE)}) ELSE {expr} END")
+    edge = _q(_WS_EDGE_RE2)
+    return f"CASE WHEN regexp_matches({expr}, {edge}) THEN trim({expr}, {_q(PY_WHITESPACE)}) ELSE {expr} END"
 
 
 def _cleaned(expr: str) -> str:
@@ -70,7 +72,6 @@ def json_path(path: str) -> str | None:
 
 
 _QUOTES = _q("'\"")
-_EACH = _q("$[*]")
 
 
 class _Rule:
@@ -78,22 +79,23 @@ class _Rule:
     no expression is computed twice): its catalog value and whether it is certain."""
 
     def __init__(self, target: str, rule: FieldRule, k: int, mapping: Mapping) -> None:
-        self.target, self.rule = target, rule
-        v, t, s, p = f"v{k}", f"t{k}", f"s{k}", f"p{k}"
-        self.v, self.t, self.s, self.p, self.absent = v, t, s, p, f"a{k}"
+        self.target, self.rule, self.path = target, rule, json_path(rule.path) or ""
+        t, s, p = f"t{k}", f"s{k}", f"p{k}"
+        self.t, self.s, self.p, self.absent = t, s, p, f"a{k}"
         self.list, self.array = f"l{k}", f"r{k}"  # a string made a list by `extract`; a JSON array
         sentinels = ", ".join(_q(m) for m in mapping.missing) or "NULL"
         self.layers: list[list[str]] = [
-            [f"j[{k}] AS {v}", f"jt[{k}] AS {t}", f"js[{k}] AS {s}"],
+            [f"jt[{k}] AS {t}", f"js[{k}] AS {s}"],
             [f"{pystrip(s)} AS {p}"],
             # missing_to_none: sentinel strings (after strip) and integers that print as one
-            [f"({v} IS NULL OR {t} = 'NULL' OR ({t} = 'VARCHAR' AND {p} IN ({sentinels})) OR "
-             f"({t} IN ('BIGINT', 'UBIGINT') AND CAST({v} AS VARCHAR) IN ({sentinels}))) AS {self.absent}"],
+            [f"({t} IS NULL OR {t} = 'NULL' OR ({t} = 'VARCHAR' AND {p} IN ({sentinels})) OR "
+             f"({t} IN ('BIGINT', 'UBIGINT') AND {s} IN ({sentinels}))) AS {self.absent}"],
             [], [],
-        ]  # layer 0 reads the line's lists j (JSON), jt (types), js (strings, unescaped)
+        ]  # layer 0 reads the line's lists jt (JSON types) and js (strings unescaped, else JSON text)
         extract = rule.extract
         if extract == "hashtags":
-            raw_list = f"regexp_extract_all({s}, {_q(HASHTAG_RE2)}, 1)"
+            raw_list = (f"CASE WHEN contains({s}, '#') THEN regexp_extract_all({s}, {_q(HASHTAG_RE2)}, 1) "
+                        "ELSE []::VARCHAR[] END")
         elif extract == "list":
             inner = f"CASE WHEN starts_with({p}, '[') AND ends_with({p}, ']') THEN {p}[2:-2] ELSE {p} END"
             raw_list = (f"list_filter(list_transform(string_split({inner}, ','), "
@@ -104,7 +106,7 @@ class _Rule:
             self.layers[3].append(f"CASE WHEN {t} = 'VARCHAR' THEN {_cleaned(raw_list)} END AS c{k}")
             self.layers[4].append(f"{_deduped(f'c{k}')} AS {self.list}")
         if target in LIST_FIELDS:
-            strings = f"json_extract_string({v}, {_EACH})"
+            strings = f"json_extract_string(text, {_q(self.path + '[*]')})"
             self.layers[3].append(f"CASE WHEN {t} = 'ARRAY' THEN {_cleaned(strings)} END AS e{k}")
             self.layers[4].append(f"{_deduped(f'e{k}')} AS {self.array}")
         bool_sentinel = any(m in ("True", "False") for m in mapping.missing)
@@ -120,9 +122,11 @@ class _Rule:
         """SQL for the field's catalog value, and for `the per-record rules agree`.
 
         Values are computed for every line, certain or not, so every cast is a TRY_CAST."""
-        target, t, s, v, p, extract = self.target, self.t, self.s, self.v, self.p, self.rule.extract
+        target, t, s, p, extract = self.target, self.t, self.s, self.p, self.rule.extract
         string, is_int = f"{t} = 'VARCHAR'", f"{t} IN ('BIGINT', 'UBIGINT')"
-        as_int, as_double = f"TRY_CAST({v} AS BIGINT)", f"TRY_CAST({v} AS DOUBLE)"
+        # `s` is the JSON text of a number or boolean, so casting it reads the value
+        as_int, as_double = f"TRY_CAST({s} AS BIGINT)", f"TRY_CAST({s} AS DOUBLE)"
+        array_length = f"CASE WHEN readable THEN json_array_length(text, {_q(self.path)}) END"
         # `extract` turns a string into a list; hashtags turn anything else into nothing
         listed = string if extract in ("list", "split") else "false"
         nothing = "false"
@@ -137,18 +141,19 @@ class _Rule:
         scalar = f"NOT {listed}"
         if target in ("native_id", *STRING_FIELDS):
             value = self._case([(f"{scalar} AND {string}", f"nullif({p}, '')"),
-                                (f"{scalar} AND {is_int}", f"CAST({v} AS VARCHAR)")])
+                                (f"{scalar} AND {is_int}", s)])
             ok = f"({nothing} OR ({scalar} AND ({string} OR {is_int})))"
             if target == "native_id":
                 return value, f"coalesce(NOT {self.absent} AND {ok} AND {value} IS NOT NULL AND {self.guard}, false)"
         elif target in LIST_FIELDS:
-            all_strings = f"list_bool_and(list_transform(json_type({v}, {_EACH}), lambda x: x = 'VARCHAR'))"
+            all_strings = (f"CASE WHEN readable THEN list_bool_and(list_transform("
+                           f"json_type(text, {_q(self.path + '[*]')}), lambda x: x = 'VARCHAR')) END")
             branches = [] if extract == "hashtags" else [(f"{t} = 'ARRAY'", self.array)]
             if extract is not None:
                 branches.insert(0, (string, self.list))
             value = self._case(branches)
             array = "false" if extract == "hashtags" else \
-                f"({t} = 'ARRAY' AND coalesce(json_array_length({v}) = 0 OR {all_strings}, false))"
+                f"({t} = 'ARRAY' AND coalesce({array_length} = 0 OR {all_strings}, false))"
             ok = f"({nothing} OR {listed} OR {array})"
         elif target in COUNT_FIELDS:
             text = f"replace(replace({p}, ',', ''), '，', '')"
@@ -162,7 +167,7 @@ class _Rule:
                   f"OR ({t} = 'DOUBLE' AND {as_double} BETWEEN 0 AND 1e15) "
                   f"OR ({string} AND regexp_full_match({text}, {_q(_COUNT_RE2)}) AND {from_text} < {_MAX_INT}))))")
         elif target in ("author_verified", "synthetic"):
-            value = self._case([(f"{t} = 'BOOLEAN'", f"TRY_CAST({v} AS BOOLEAN)"), (is_int, f"{as_int} > 0"),
+            value = self._case([(f"{t} = 'BOOLEAN'", f"TRY_CAST({s} AS BOOLEAN)"), (is_int, f"{as_int} > 0"),
                                 (f"{string} AND {s} = ''", "NULL"),
                                 (string, f"lower({p}) IN ('true', '1', '2')")])
             words = "'[Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee]|[012]'"
@@ -191,7 +196,7 @@ class _Rule:
                   f"OR ({is_int} AND {epoch_ok}))))")
         elif target == "comments":  # only records without comments are vectorised
             value = "NULL"
-            ok = f"({extract is None} AND {t} = 'ARRAY' AND json_array_length({v}) = 0)"
+            ok = f"({extract is None} AND {t} = 'ARRAY' AND {array_length} = 0)"
         else:
             raise ValueError(f"no columnar rule for {target}")
         return value, f"coalesce({self.absent} OR ({ok} AND {self.guard}), false)"
@@ -200,6 +205,10 @@ class _Rule:
 def _unique_keys(path: str) -> str:
     keys = "json_keys(text)" if path == "$" else f"json_keys(text, {_q(path)})"
     return f"list_unique({keys}) = len({keys})"
+
+
+def used_keys(mapping: Mapping) -> str:
+    return "[" + ", ".join(_q(k) for k in sorted({r.path.split(".")[0] for r in mapping.fields.values()})) + "]"
 
 
 def extra_sql(mapping: Mapping) -> str:
@@ -248,12 +257,12 @@ def fast_rows_sql(mapping: Mapping, source: str, lines: str, max_field_bytes: in
             FROM {lines}),
         extracted AS (
             SELECT ord, raw_ref, text, CASE WHEN readable THEN {unique} ELSE false END AS readable,
-                   CASE WHEN readable THEN json_extract(text, {path_list}) END AS j,
+                   CASE WHEN readable THEN json_keys(text) END AS keys,
                    CASE WHEN readable THEN json_type(text, {path_list}) END AS jt,
                    CASE WHEN readable THEN json_extract_string(text, {path_list}) END AS js
             FROM parsed){layers}
         SELECT ord, raw_ref, coalesce(readable AND {' AND '.join(oks)}, false) AS ok,
-               {_q(source + "/")} || CASE WHEN {native.t} = 'VARCHAR' THEN {native.s}
-                    ELSE CAST({native.v} AS VARCHAR) END AS record_native,
-               {', '.join(columns)}, {extra_sql(mapping)} AS extra
+               {_q(source + "/")} || {native.s} AS record_native,
+               {', '.join(columns)},
+               CASE WHEN list_has_all({used_keys(mapping)}, keys) THEN NULL ELSE {extra_sql(mapping)} END AS extra
         FROM {previous}"""

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import duckdb
 import pyarrow as pa
 
 from curation.core.progress import note
@@ -76,7 +77,7 @@ def merge_jsonl(run: StageRun, mapping: Mapping, path: Path, *, max_field_bytes:
                          views=("jsonl_lines", "slow_rows", "slow_extra", "candidate_comments"))
 
 
-def _raws(con, invalid: dict[int, bytes], ords: list[int]) -> dict[int, bytes]:  # type: ignore[no-untyped-def]
+def _raws(con: duckdb.DuckDBPyConnection, invalid: dict[int, bytes], ords: list[int]) -> dict[int, bytes]:
     if not ords:
         return {}
     found = dict(con.execute("SELECT ord, text FROM jsonl_lines WHERE ord IN (SELECT unnest(?))", [ords]).fetchall())

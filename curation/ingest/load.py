@@ -175,11 +175,10 @@ def merge_candidates(run: StageRun, con: duckdb.DuckDBPyConnection, source: str,
                 SELECT c.* EXCLUDE (ord), ? AS ingest_run FROM candidate_comments c
                 WHERE c.ord IN (SELECT ord FROM ranked WHERE n = 1)""", [run.run_id])
         # one row per video: a duplicate's `ord` is not among the first ones
-        first = "(SELECT ord FROM ranked WHERE n = 1)" if duplicates else "(SELECT ord FROM candidates)"
+        first = "WHERE ord IN (SELECT ord FROM ranked WHERE n = 1)" if duplicates else ""
         con.execute(f"""CREATE OR REPLACE TEMP TABLE incoming AS
-                WITH accepted AS (SELECT * EXCLUDE (ord, record_id) FROM candidates WHERE ord IN {first})
-                SELECT a.*, ? AS ingest_run, h.record_hash FROM accepted a
-                JOIN ({record_hash_select('accepted', 'incoming_comments')}) h USING (video_id)""",
+                WITH accepted AS (SELECT * EXCLUDE (ord, record_id), ? AS ingest_run FROM candidates {first})
+                {record_hash_select('accepted', 'incoming_comments', columns='v.*')}""",
                     [run.run_id])
         _merge(run, con, source, file_key, rejects, result)
         return result

@@ -72,7 +72,8 @@ def test_on_ray_the_same_batches_give_the_same_catalog(embedded_catalog_file, tm
                 # 40 texts were never encoded; everything else is cached and must not be encoded again
                 cat.con.execute("DELETE FROM embeddings WHERE text_sha256 IN (SELECT text_sha256 FROM embeddings "
                                 "ORDER BY text_sha256 LIMIT 40)")
-                counts = embed_keyword_sets(cat, load_config().embedding, executor=ExecutorConfig(kind=kind))
+                executor = ExecutorConfig(kind=kind, shard_dir=str(tmp_path / "shards"))
+                counts = embed_keyword_sets(cat, load_config().embedding, executor=executor)
                 assert counts["texts_encoded"] == 40
                 stored[kind] = cat.rows("SELECT model_id, text_sha256, vector FROM embeddings ORDER BY 2")
                 runs = cat.rows("SELECT params FROM runs WHERE stage = 'embed' ORDER BY started_at DESC LIMIT 1")
@@ -83,6 +84,8 @@ def test_on_ray_the_same_batches_give_the_same_catalog(embedded_catalog_file, tm
         import ray
 
         ray.shutdown()
+    # the Ray job read its work from Parquet shards, and removed them once merged
+    assert (tmp_path / "shards").is_dir() and not any((tmp_path / "shards").rglob("*.parquet"))
     assert [(r["model_id"], r["text_sha256"]) for r in stored["ray"]] == [
         (r["model_id"], r["text_sha256"]) for r in stored["local"]]
     assert all(np.allclose(a["vector"], b["vector"], atol=1e-6) for a, b in zip(stored["ray"], stored["local"],

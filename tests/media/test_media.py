@@ -262,13 +262,14 @@ def test_on_ray_normalise_gives_the_catalog_and_files_the_local_run_gives(tmp_pa
     outputs, files = {}, {}
     previous = signal.signal(signal.SIGALRM, stuck)
     signal.alarm(300)
+    shards = str(tmp_path / "shards")
     try:
         for kind in ("local", "ray"):
             config = replace(SMALL, output_dir=str(tmp_path / kind / "out"))
             (tmp_path / kind).mkdir()
             with _linked(tmp_path / kind, clip_dir) as cat:
                 probe_media(cat, config, workers=2)
-                counts = normalise_media(cat, config, workers=2, executor=ExecutorConfig(kind=kind))
+                counts = normalise_media(cat, config, workers=2, executor=ExecutorConfig(kind=kind, shard_dir=shards))
                 assert counts == {"seen": 8, "normalised": 6, "skipped": 0, "rejected": 2}
                 outputs[kind] = [{k: v for k, v in r.items() if k != "run_id"} | {
                     "output_path": os.path.relpath(r["output_path"], tmp_path / kind)} for r in cat.rows(
@@ -278,7 +279,7 @@ def test_on_ray_normalise_gives_the_catalog_and_files_the_local_run_gives(tmp_pa
                                      .rglob("*") if p.is_file())
                 rejects = cat.scalar("SELECT count(*) FROM rejects WHERE stage = 'media-normalise'")
                 assert rejects == 0  # the two rejected files were rejected at probe
-                again = normalise_media(cat, config, workers=2, executor=ExecutorConfig(kind=kind))
+                again = normalise_media(cat, config, workers=2, executor=ExecutorConfig(kind=kind, shard_dir=shards))
                 assert again["normalised"] == 0 and again["skipped"] == 6  # a re-run reuses every output
     finally:
         signal.alarm(0)
