@@ -5,7 +5,7 @@ back into the catalog. Ray is an optional extra (`pip install livingscreen-curat
 
 On Ray the pending work is first written as Parquet shards under `[executor] shard_dir` (one
 file per batch; on a cluster that folder must be storage every node reads), and the job reads
-them back with `read_parquet`, so the driver does not ship the work through Ray's object store.
+them back (one task per shard), so the driver does not ship the work through Ray's object store.
 The shards are removed when the job has been read back.
 
 On a 2-CPU machine a Ray pool that takes every CPU leaves none for reading blocks and hangs;
@@ -19,6 +19,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,10 @@ def _ray(config: ExecutorConfig) -> Any:
     return ray
 
 
+def _on_shards(fn: BatchFn, shards: pa.Table) -> pa.Table:
+    return pa.concat_tables([fn(pq.read_table(path)) for path in shards.column("shard").to_pylist()])
+
+
 def map_tables(fn: BatchFn, tables: list[pa.Table], config: ExecutorConfig, resources: Resources
                ) -> Iterator[pa.Table]:
     """`fn` over every table: in order here, as Ray tasks there (results in any order)."""
@@ -84,8 +89,10 @@ def map_tables(fn: BatchFn, tables: list[pa.Table], config: ExecutorConfig, reso
         for number, table in enumerate(tables):
             paths.append(str(shards / f"part-{number:05d}.parquet"))
             pq.write_table(table, paths[-1])
-        dataset = ray.data.read_parquet(paths, override_num_blocks=len(paths)).map_batches(
-            fn, batch_format="pyarrow", batch_size=None, **options)
+        # one task per shard, which reads its file and runs `fn` on it (Ray's read_parquet
+        # lists files through fsspec's HTTP module, which needs aiohttp)
+        dataset = ray.data.from_items([{"shard": path} for path in paths], override_num_blocks=len(paths))
+        dataset = dataset.map_batches(partial(_on_shards, fn), batch_format="pyarrow", batch_size=1, **options)
         for ref in dataset.to_arrow_refs():
             yield ray.get(ref)
     finally:

@@ -1,4 +1,5 @@
 import shutil
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -73,7 +74,8 @@ def test_on_ray_the_same_batches_give_the_same_catalog(embedded_catalog_file, tm
                 cat.con.execute("DELETE FROM embeddings WHERE text_sha256 IN (SELECT text_sha256 FROM embeddings "
                                 "ORDER BY text_sha256 LIMIT 40)")
                 executor = ExecutorConfig(kind=kind, shard_dir=str(tmp_path / "shards"))
-                counts = embed_keyword_sets(cat, load_config().embedding, executor=executor)
+                # batches of 16: the Ray job reads three shards
+                counts = embed_keyword_sets(cat, replace(load_config().embedding, batch_size=16), executor=executor)
                 assert counts["texts_encoded"] == 40
                 stored[kind] = cat.rows("SELECT model_id, text_sha256, vector FROM embeddings ORDER BY 2")
                 runs = cat.rows("SELECT params FROM runs WHERE stage = 'embed' ORDER BY started_at DESC LIMIT 1")
