@@ -12,6 +12,8 @@ values (tests/ingest/test_columnar.py compares both paths on a fuzzed corpus).
 
 from __future__ import annotations
 
+import json
+
 from curation.ingest.generic import FieldRule, Mapping
 from curation.ingest.records import COUNT_FIELDS, LIST_FIELDS, STRING_FIELDS, VIDEO_FIELDS
 from curation.ingest.text import HASHTAG_STOPS, PY_WHITESPACE
@@ -26,6 +28,10 @@ HASHTAG_RE2 = "#(" + _re_class(PY_WHITESPACE + HASHTAG_STOPS, negate=True) + "{1
 # Infinity literals), and escapes whose decoding may differ (lone surrogates, NUL):
 # such lines take the per-record path. A false alarm costs only speed.
 SUSPECT_LINE_RE2 = r"(?i),[ \t\r\n]*[\]}]|[:\[,][ \t\r\n]*-?(nan|inf)|\\u[dD][89a-fA-F]|\\u0000"
+# Python's json gives up on nesting near its recursion limit and on integers of more than
+# 4,300 digits; lines that might hold either (a cheap over-estimate) go per record.
+_TOO_DEEP_OR_LONG = ("strlen(text) > 1000 AND (strlen(text) - strlen(replace(replace(text, '[', ''), '{', '')) > 500 "
+                     "OR regexp_matches(text, '[0-9]{1000}'))")
 _COUNT_RE2 = (r"^([0-9]{1,15}(?:\.[0-9]{1,6})?)[ \t]*([wW万亿kK千]?)[ \t]*"
               r"(?:赞|[Ll][Ii][Kk][Ee][Ss]?|次|个)?$")
 _UNIT_SQL = "CASE {u} WHEN '' THEN 1 WHEN 'k' THEN 1000 WHEN 'K' THEN 1000 WHEN '千' THEN 1000 " \
@@ -66,7 +72,7 @@ def _deduped(column: str) -> str:
 def json_path(path: str) -> str | None:
     """The DuckDB JSON path of a dotted mapping path, or None if a part cannot be quoted."""
     parts = path.split(".")
-    if any('"' in p or "\\" in p for p in parts):
+    if any(not p or '"' in p or "\\" in p or not p.isprintable() for p in parts):
         return None
     return "$." + ".".join(f'"{p}"' for p in parts)
 
@@ -214,7 +220,7 @@ def used_keys(mapping: Mapping) -> str:
 def extra_sql(mapping: Mapping) -> str:
     """The unmapped top-level fields of a line as JSON text (NULL if none or unreadable)."""
     used = sorted({rule.path.split(".")[0] for rule in mapping.fields.values()} | {"$key"})
-    patch = "{" + ",".join(f'"{u}":null' for u in used) + "}"
+    patch = json.dumps(dict.fromkeys(used), ensure_ascii=False)
     return (f"CASE WHEN json_valid(text) AND json_type(text) = 'OBJECT' "
             f"THEN nullif(CAST(json_merge_patch(text, {_q(patch)}) AS VARCHAR), '{{}}') END")
 
@@ -252,7 +258,8 @@ def fast_rows_sql(mapping: Mapping, source: str, lines: str, max_field_bytes: in
         WITH parsed AS (
             SELECT ord, raw_ref, text,
                    CASE WHEN strlen(text) <= {max_field_bytes}
-                             AND NOT regexp_matches(text, {_q(SUSPECT_LINE_RE2)}) AND json_valid(text)
+                             AND NOT regexp_matches(text, {_q(SUSPECT_LINE_RE2)}) AND NOT ({_TOO_DEEP_OR_LONG})
+                             AND json_valid(text)
                         THEN json_type(text) = 'OBJECT' ELSE false END AS readable
             FROM {lines}),
         extracted AS (

@@ -38,6 +38,10 @@ def parse_json_line(ref: str, raw: bytes) -> RawItem:
         return ref, raw, json.loads(text), None
     except json.JSONDecodeError as exc:
         return ref, raw, None, _json_error(exc, text)
+    except RecursionError:
+        return ref, raw, None, "JSON nested too deeply to read"
+    except ValueError as exc:  # an integer of more digits than Python converts (4,300)
+        return ref, raw, None, f"invalid JSON: {str(exc).split(';')[0]}"
 
 
 def jsonl_lines(path: Path) -> Iterator[tuple[int, bytes]]:

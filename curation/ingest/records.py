@@ -47,6 +47,12 @@ _COUNT_RE = re.compile(r"^(\d+(?:\.\d+)?)\s*([wW万亿kK千]?)$")
 _MAX_COUNT = 2**63 - 1  # the catalog's BIGINT
 
 
+def _short(value: Any, limit: int = 40) -> str:
+    """`repr` of a value, cut so that a 400-digit number still gives a one-line reason."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
 def parse_count(value: Any, name: str = "count") -> int | None:
     count = _parse_count(value, name)
     if count is not None and count > _MAX_COUNT:
@@ -78,7 +84,10 @@ def _parse_count(value: Any, name: str) -> int | None:
     if not match:
         raise RecordError(f"{name} is not a count: {value!r}")
     number, unit = match.groups()
-    return int(round(float(number) * _UNIT.get(unit.lower(), 1)))
+    scaled = float(number) * _UNIT.get(unit.lower(), 1)
+    if math.isinf(scaled):
+        raise RecordError(f"{name} is too large ({_short(value)})")
+    return int(round(scaled))
 
 
 def _check_unicode(text: str, name: str) -> str:
@@ -136,7 +145,9 @@ def _clean_number(value: Any, name: str) -> float | None:
     try:
         number = float(value)
     except (TypeError, ValueError):
-        raise RecordError(f"{name} must be a number, got {value!r}") from None
+        raise RecordError(f"{name} must be a number, got {_short(value)}") from None
+    except OverflowError:  # an integer too large for a float
+        raise RecordError(f"{name} must be a finite number >= 0, got {_short(value)}") from None
     if math.isnan(number) or math.isinf(number) or number < 0:
         raise RecordError(f"{name} must be a finite number >= 0, got {value!r}")
     return number
@@ -148,15 +159,19 @@ def _clean_time(value: Any, name: str) -> datetime | None:
     if isinstance(value, bool):
         raise RecordError(f"{name} must be a time, got a boolean")
     if isinstance(value, int | float):
-        seconds = value / 1000 if value > 10**11 else value  # epoch milliseconds or seconds
         try:
+            seconds = value / 1000 if value > 10**11 else value  # epoch milliseconds or seconds
             return datetime.fromtimestamp(seconds, UTC).replace(tzinfo=None)
         except (OverflowError, ValueError, OSError):
-            raise RecordError(f"{name} is out of range: {value!r}") from None
+            raise RecordError(f"{name} is out of range: {_short(value)}") from None
     if isinstance(value, str):
         text = value.strip()
         if text.isdigit():
-            return _clean_time(int(text), name)
+            try:
+                number = int(text)
+            except ValueError:  # "²" is a digit to isdigit(), not to int()
+                raise RecordError(f"{name} is not an ISO time or epoch: {_short(value)}") from None
+            return _clean_time(number, name)
         try:
             parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
         except ValueError:

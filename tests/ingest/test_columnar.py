@@ -71,3 +71,56 @@ def test_moving_a_line_is_not_a_change_but_editing_one_is(tmp_path):
         edited = ingest_path(cat, "generic", corpus, mapping=mapping)
         assert (edited.new, edited.updated, edited.unchanged) == (0, 1, 4)
         assert json.loads(cat.scalar("SELECT extra FROM videos WHERE native_id = '2'")) == {"more": "edited"}
+
+
+AWKWARD = {  # each once stopped an ingest, or gave the two paths different answers
+    "nested": '{"id": "n", "t": "x", "deep": ' + "[" * 2000 + "]" * 2000 + "}",
+    "long int": '{"id": "b", "t": "x", "big": 1' + "0" * 5000 + "}",
+    "superscript epoch": '{"id": "s", "t": "x", "when": "²"}',
+    "huge epoch": '{"id": "h", "t": "x", "when": 1' + "0" * 400 + "}",
+    "huge duration": '{"id": "d", "t": "x", "dur": 1' + "0" * 400 + "}",
+    "huge count text": '{"id": "c", "t": "x", "n": "' + "9" * 400 + '"}',
+    "quoted key": '{"id": "q", "t": "x", "a\\"b": "v", "o": 1}',
+    "backslash key": '{"id": "k", "t": "x", "a\\\\b": "v", "o": 1}',
+    "tab key": '{"id": "tab", "t": "x", "a\\tb": "v", "o": 1}',
+}
+AWKWARD_MAPPING = """source = "S"
+format = "jsonl"
+[fields]
+native_id = "id"
+title = "t"
+published_at = "when"
+duration_s = "dur"
+like_count = "n"
+label = 'a"b'
+category = 'a\\b'
+description = "a\\tb"
+"""
+
+
+def test_awkward_lines_are_rejected_or_kept_alike_and_never_stop_the_ingest(tmp_path):
+    corpus, mapping = tmp_path / "a.jsonl", tmp_path / "m.toml"
+    corpus.write_text("\n".join(AWKWARD.values()), encoding="utf-8")
+    mapping.write_text(AWKWARD_MAPPING, encoding="utf-8")
+    snapshots = {}
+    for columnar in (False, True):
+        with Catalog(tmp_path / f"{columnar}.duckdb") as cat:
+            result = ingest_path(cat, "generic", corpus, mapping=mapping, columnar=columnar)
+            assert result.read == len(AWKWARD) == result.accepted + result.rejected
+            snapshots[columnar] = _everything(cat)
+            reasons = dict(cat.con.execute("SELECT raw_ref, reason FROM rejects").fetchall())
+            extras = dict(cat.con.execute("SELECT native_id, extra FROM videos").fetchall())
+    assert snapshots[True] == snapshots[False]
+    assert reasons == {
+        "a.jsonl:1": "JSON nested too deeply to read",
+        "a.jsonl:2": reasons["a.jsonl:2"],
+        "a.jsonl:3": "published_at is not an ISO time or epoch: '²'",
+        "a.jsonl:4": reasons["a.jsonl:4"],
+        "a.jsonl:5": reasons["a.jsonl:5"],
+        "a.jsonl:6": reasons["a.jsonl:6"],
+    }
+    assert "4300" in reasons["a.jsonl:2"] and "(401 characters)" in reasons["a.jsonl:4"]
+    assert reasons["a.jsonl:5"].startswith("duration_s must be a finite number")
+    assert reasons["a.jsonl:6"].startswith("like_count is too large")
+    # mapped keys with quotes, backslashes and tabs stay out of `extra`
+    assert {k: json.loads(v) for k, v in extras.items()} == {"q": {"o": 1}, "k": {"o": 1}, "tab": {"o": 1}}
