@@ -92,3 +92,40 @@ def test_on_ray_the_same_batches_give_the_same_catalog(embedded_catalog_file, tm
         (r["model_id"], r["text_sha256"]) for r in stored["local"]]
     assert all(np.allclose(a["vector"], b["vector"], atol=1e-6) for a, b in zip(stored["ray"], stored["local"],
                                                                                 strict=True))
+
+
+def test_a_killed_ray_embed_leaves_the_catalog_as_it_was(embedded_catalog_file, tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    path, shards = tmp_path / "killed.duckdb", tmp_path / "shards"
+    shutil.copy(embedded_catalog_file, path)
+    with Catalog(path) as cat:
+        cat.con.execute("DELETE FROM embeddings WHERE text_sha256 IN (SELECT text_sha256 FROM embeddings "
+                        "ORDER BY text_sha256 LIMIT 40)")
+        before = cat.rows("SELECT text_sha256, run_id FROM embeddings ORDER BY 1")
+    config = tmp_path / "ray.toml"
+    config.write_text(f'[executor]\nkind = "ray"\nshard_dir = "{shards}"\n[embedding]\nbatch_size = 8\n',
+                      encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, "-m", "curation.cli", "--catalog", str(path), "--config", str(config),
+                             "embed"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 240
+    try:  # kill it once the job has its work on disk, before anything is merged
+        while not any(shards.rglob("*.parquet")) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert proc.poll() is None, "the embed finished before it could be killed"
+        assert any(shards.rglob("*.parquet")), "the Ray job never wrote its shards"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        subprocess.run([os.path.join(os.path.dirname(sys.executable), "ray"), "stop", "--force"],
+                       capture_output=True, check=False)
+    with Catalog(path) as cat:
+        assert cat.rows("SELECT text_sha256, run_id FROM embeddings ORDER BY 1") == before
+        status = cat.scalar("SELECT status FROM runs WHERE stage = 'embed' ORDER BY started_at DESC LIMIT 1")
+        assert status == "running"  # killed: the next run of the stage marks it interrupted
+        counts = embed_keyword_sets(cat, load_config().embedding)
+    assert counts["texts_encoded"] == 40  # the re-run encodes only what the killed job never merged
