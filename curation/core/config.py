@@ -246,6 +246,8 @@ class ExecutorConfig:
         "ray: embed and media normalise run as Ray Data jobs (RAY_ADDRESS names a cluster, else a local Ray)"))
     address: str = field(default="", metadata=_help("a Ray cluster when RAY_ADDRESS is unset; '' = start one here"))
     local_cpus: int = field(default=2, metadata=_help("CPUs of a Ray started here"))
+    gpus_per_worker: float = field(default=0.0, metadata=_help(
+        "GPUs each Ray embed worker asks for, so that a cluster places it on a GPU node (0: CPU only)"))
     shard_dir: str = field(default="build/shards", metadata=_help(
         "where a Ray job's pending work is written as Parquet shards; on a cluster, storage every node reads"))
 

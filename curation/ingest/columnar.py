@@ -48,7 +48,7 @@ def _q(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-# PY_WHITESPACE as ranges (a class of single characters is much slower in RE2)
+# PY_WHITESPACE as an RE2 class of ranges (tests/ingest/test_columnar.py checks they agree)
 _WS_RE2 = r"[\t-\r\x{1C}-\x{20}\x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}]"
 _WS_EDGE_RE2 = f"^{_WS_RE2}|{_WS_RE2}$"
 

@@ -124,3 +124,26 @@ def test_awkward_lines_are_rejected_or_kept_alike_and_never_stop_the_ingest(tmp_
     assert reasons["a.jsonl:6"].startswith("like_count is too large")
     # mapped keys with quotes, backslashes and tabs stay out of `extra`
     assert {k: json.loads(v) for k, v in extras.items()} == {"q": {"o": 1}, "k": {"o": 1}, "tab": {"o": 1}}
+
+
+def test_the_sql_spellings_of_python_text_rules_agree_with_python():
+    import random
+    import sys
+
+    import duckdb
+
+    from curation.ingest.columnar import _WS_RE2, HASHTAG_RE2, pystrip
+    from curation.ingest.text import PY_WHITESPACE, extract_hashtags
+
+    assert PY_WHITESPACE == "".join(c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace())
+    con = duckdb.connect()
+    every = "".join(map(chr, range(1, 0x3100)))
+    assert "".join(con.execute("SELECT regexp_extract_all(?, ?)", [every, _WS_RE2]).fetchone()[0]) == PY_WHITESPACE
+    rng = random.Random(5)
+    alphabet = "#ab猫 \u3000\t\xa0,，。.!?@[]()（）\"“”:：;；、x" + "长" * 3
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 90))) for _ in range(3000)]
+    rows = con.execute(f"SELECT t, {pystrip('t')}, regexp_extract_all(t, ?, 1) FROM unnest(?) u(t)",
+                       [HASHTAG_RE2, texts]).fetchall()
+    for text, stripped, tags in rows:
+        assert stripped == text.strip(), repr(text)
+        assert list(dict.fromkeys(tags)) == extract_hashtags(text), repr(text)
