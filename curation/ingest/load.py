@@ -222,8 +222,10 @@ def _merge(run: StageRun, con: duckdb.DuckDBPyConnection, source: str, file_key:
         ).fetchone() or (0, 0)
         con.execute("DELETE FROM videos WHERE video_id IN (SELECT video_id FROM changed)")
         con.execute("DELETE FROM comments WHERE video_id IN (SELECT video_id FROM changed)")
+        # when every row changed (a first load), no need to pick the changed ones out
+        everything = new + updated == result.accepted
         catalog.insert_staged("videos", "incoming", VIDEO_COLUMNS,
-                              "WHERE video_id IN (SELECT video_id FROM changed)")
+                              "" if everything else "WHERE video_id IN (SELECT video_id FROM changed)")
         catalog.insert_staged("comments", "incoming_comments", COMMENT_COLUMNS,
                               "WHERE video_id IN (SELECT video_id FROM changed)")
         # Rejects mirror the file's current state: ones that no longer occur go,

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 RawItem = tuple[str, bytes, Any, str | None]
 
@@ -58,22 +58,28 @@ def read_jsonl(path: Path) -> Iterator[RawItem]:
         yield parse_json_line(f"{path.name}:{line_no}", raw)
 
 
+BLANK_LINE_RE2 = r"[ \t\n\x0b\x0c\r]*"  # what `bytes.strip()` removes: such lines are not records
+_SCAN = 1 << 24  # bytes searched for line ends at a time
+
+
 def jsonl_table(path: Path) -> tuple[pa.Table, dict[int, bytes]]:
-    """The non-blank lines as Arrow columns `ord` (line number), `raw_ref`, `text`, and the
-    raw bytes of lines that are not UTF-8 (their `text` is null), numbered as `read_jsonl`."""
+    """Every line of the file as Arrow columns `ord` (line number) and `text`, blank ones
+    included (SQL drops them with BLANK_LINE_RE2). `text` keeps its line end, which JSON
+    ignores, so the column shares the file's bytes instead of copying them; strip it
+    (`rstrip(b"\\r\\n")`) to get the record's bytes. A file that is not all UTF-8 is read
+    line by line: its bad lines have null text, and their bytes come back by line number."""
     data = path.read_bytes()
-    try:  # Arrow checks the UTF-8 of the whole file in C++, without a Python string
-        whole = pa.array([data], pa.large_binary()).cast(pa.large_string())
+    buffer = np.frombuffer(data, np.uint8)
+    ends = [np.flatnonzero(buffer[start:start + _SCAN] == 10) + start for start in range(0, len(data), _SCAN)]
+    offsets = np.concatenate([[0], *(e + 1 for e in ends), [len(data)]]).astype(np.int64)
+    count = len(offsets) - 1
+    lines = pa.LargeStringArray.from_buffers(count, pa.py_buffer(offsets), pa.py_buffer(data))
+    invalid: dict[int, bytes] = {}
+    try:
+        lines.validate(full=True)  # UTF-8, checked in C++
+        ords = pa.array(np.arange(1, count + 1, dtype=np.int64))
     except pa.ArrowInvalid:
-        whole = None
-    if whole is not None:  # the common case, kept in Arrow's C++ end to end
-        lines = pc.utf8_rtrim(pc.list_flatten(pc.split_pattern(whole, "\n")), characters="\r\n")
-        ords = pa.array(range(1, len(lines) + 1), pa.int64())
-        blank = pc.or_(pc.equal(pc.binary_length(lines), 0), pc.ascii_is_space(lines))
-        lines, ords = pc.filter(lines, pc.invert(blank)), pc.filter(ords, pc.invert(blank))
-        invalid: dict[int, bytes] = {}
-    else:
-        numbered, texts, invalid = [], [], {}
+        numbered, texts = [], []
         for line_no, raw in jsonl_lines(path):
             numbered.append(line_no)
             try:
@@ -82,9 +88,8 @@ def jsonl_table(path: Path) -> tuple[pa.Table, dict[int, bytes]]:
                 texts.append(None)
                 invalid[line_no] = raw
         ords, lines = pa.array(numbered, pa.int64()), pa.array(texts, pa.large_string())
-    refs = pc.binary_join_element_wise(f"{path.name}:", pc.cast(ords, pa.string()), "")
     # in batches, so that DuckDB scans them on every core
-    table = pa.table({"ord": ords, "raw_ref": refs, "text": lines})
+    table = pa.table({"ord": ords, "text": lines})
     return pa.Table.from_batches(table.to_batches(max_chunksize=65_536)), invalid
 
 

@@ -135,7 +135,7 @@ def test_the_sql_spellings_of_python_text_rules_agree_with_python():
     from curation.ingest.columnar import _WS_RE2, HASHTAG_RE2, pystrip
     from curation.ingest.text import PY_WHITESPACE, extract_hashtags
 
-    assert PY_WHITESPACE == "".join(c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace())
+    assert "".join(c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace()) == PY_WHITESPACE
     con = duckdb.connect()
     every = "".join(map(chr, range(1, 0x3100)))
     assert "".join(con.execute("SELECT regexp_extract_all(?, ?)", [every, _WS_RE2]).fetchone()[0]) == PY_WHITESPACE
