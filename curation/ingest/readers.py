@@ -59,35 +59,66 @@ def read_jsonl(path: Path) -> Iterator[RawItem]:
 
 
 BLANK_LINE_RE2 = r"[ \t\n\x0b\x0c\r]*"  # what `bytes.strip()` removes: such lines are not records
-_SCAN = 1 << 24  # bytes searched for line ends at a time
 
 
-def jsonl_table(path: Path) -> tuple[pa.Table, dict[int, bytes]]:
-    """Every line of the file as Arrow columns `ord` (line number) and `text`, blank ones
-    included (SQL drops them with BLANK_LINE_RE2). `text` keeps its line end, which JSON
-    ignores, so the column shares the file's bytes instead of copying them; strip it
-    (`rstrip(b"\\r\\n")`) to get the record's bytes. A file that is not all UTF-8 is read
-    line by line: its bad lines have null text, and their bytes come back by line number."""
-    data = path.read_bytes()
-    buffer = np.frombuffer(data, np.uint8)
-    ends = [np.flatnonzero(buffer[start:start + _SCAN] == 10) + start for start in range(0, len(data), _SCAN)]
-    offsets = np.concatenate([[0], *(e + 1 for e in ends), [len(data)]]).astype(np.int64)
+CHUNK_BYTES = 1 << 27  # a chunk of lines read and checked at a time (it grows for a longer line)
+
+
+def jsonl_chunks(path: Path, chunk_bytes: int | None = None) -> Iterator[tuple[pa.Table, dict[int, bytes]]]:
+    """The file's lines, a chunk of whole lines at a time, as Arrow columns `ord` (line
+    number) and `text`, blank lines included (SQL drops them with BLANK_LINE_RE2).
+
+    `text` keeps its line end, which JSON ignores, so the column shares one reused buffer's
+    bytes instead of copying them: use a chunk before asking for the next. Strip the line
+    end (`rstrip(b"\\r\\n")`) to get a record's bytes. A chunk that is not all UTF-8 is
+    decoded line by line: its bad lines have null text, and their bytes come back by number."""
+    buffer = bytearray(chunk_bytes or CHUNK_BYTES)
+    filled, first_line = 0, 1
+    with path.open("rb") as handle:
+        while True:
+            got = handle.readinto(memoryview(buffer)[filled:])
+            end = filled + got
+            cut = end if got == 0 else buffer.rfind(b"\n", 0, end) + 1
+            if cut == 0 and got:  # no line end yet: a line longer than the buffer
+                if end == len(buffer):
+                    buffer = buffer + bytearray(len(buffer))
+                filled = end
+                continue
+            if cut:
+                table, invalid = _lines_table(memoryview(buffer)[:cut], first_line)
+                yield table, invalid
+                first_line += len(table)
+                del table
+            if got == 0:
+                return
+            tail = end - cut
+            buffer[:tail] = buffer[cut:end]
+            filled = tail
+
+
+def _lines_table(data: memoryview, first_line: int) -> tuple[pa.Table, dict[int, bytes]]:
+    raw = np.frombuffer(data, np.uint8)
+    step = 1 << 22  # searched a few MB at a time, so the scratch array stays small
+    ends = [np.flatnonzero(raw[at:at + step] == 10) + at for at in range(0, len(raw), step)]
+    offsets = np.concatenate([[0], *(e + 1 for e in ends)]).astype(np.int64)
+    if offsets[-1] != len(data):  # the file's last line, without a line end
+        offsets = np.append(offsets, len(data))
     count = len(offsets) - 1
+    ords = pa.array(np.arange(first_line, first_line + count, dtype=np.int64))
     lines = pa.LargeStringArray.from_buffers(count, pa.py_buffer(offsets), pa.py_buffer(data))
     invalid: dict[int, bytes] = {}
     try:
         lines.validate(full=True)  # UTF-8, checked in C++
-        ords = pa.array(np.arange(1, count + 1, dtype=np.int64))
     except pa.ArrowInvalid:
-        numbered, texts = [], []
-        for line_no, raw in jsonl_lines(path):
-            numbered.append(line_no)
+        texts: list[str | None] = []
+        for number, start, stop in zip(range(first_line, first_line + count), offsets[:-1], offsets[1:], strict=True):
+            line = bytes(data[start:stop])
             try:
-                texts.append(raw.decode("utf-8"))
+                texts.append(line.decode("utf-8"))
             except UnicodeDecodeError:
                 texts.append(None)
-                invalid[line_no] = raw
-        ords, lines = pa.array(numbered, pa.int64()), pa.array(texts, pa.large_string())
+                invalid[number] = line.rstrip(b"\r\n")
+        lines = pa.array(texts, pa.large_string())
     # in batches, so that DuckDB scans them on every core
     table = pa.table({"ord": ords, "text": lines})
     return pa.Table.from_batches(table.to_batches(max_chunksize=65_536)), invalid

@@ -42,6 +42,20 @@ def test_columnar_and_per_record_paths_give_the_same_catalog(tmp_path, variant):
     assert slow.rejected > 100 and slow.accepted > 1000
     for table in ("videos", "comments", "rejects"):
         assert snapshots[True][table] == snapshots[False][table], table
+    # a reject keeps its line's own bytes, numbered as the file's lines are
+    lines = {f"fuzz.jsonl:{n}": raw.rstrip(b"\r\n") for n, raw in enumerate(corpus.read_bytes().split(b"\n"), 1)}
+    with Catalog(tmp_path / "True.duckdb") as cat:
+        for ref, raw in cat.con.execute("SELECT raw_ref, raw FROM rejects").fetchall():
+            assert bytes(raw) == lines[ref], ref
+
+
+def test_an_empty_or_blank_file_reads_nothing(tmp_path):
+    mapping = tmp_path / "m.toml"
+    mapping.write_text(MAPPINGS["list"], encoding="utf-8")
+    for name, data in (("empty.jsonl", b""), ("blank.jsonl", b"\n  \r\n\t\n")):
+        (tmp_path / name).write_bytes(data)
+        result = ingest_path(None, "generic", tmp_path / name, mapping=mapping)
+        assert (result.read, result.accepted, result.rejected) == (0, 0, 0)
 
 
 def test_a_catalog_loaded_one_way_is_unchanged_by_the_other(tmp_path):
@@ -147,3 +161,27 @@ def test_the_sql_spellings_of_python_text_rules_agree_with_python():
     for text, stripped, tags in rows:
         assert stripped == text.strip(), repr(text)
         assert list(dict.fromkeys(tags)) == extract_hashtags(text), repr(text)
+
+
+def test_small_chunks_give_the_lines_and_the_catalog_of_one_big_one(tmp_path, monkeypatch):
+    from curation.ingest import readers
+
+    corpus, mapping = tmp_path / "fuzz.jsonl", tmp_path / "m.toml"
+    build_fuzzed_corpus(corpus, n=600, seed=9)
+    mapping.write_text(MAPPINGS["list"], encoding="utf-8")
+    expected = [(n, raw) for n, raw in readers.jsonl_lines(corpus)]
+    for size in (64, 1000, 1 << 20):  # 64 bytes: most lines are longer than a chunk
+        got = []
+        for table, invalid in readers.jsonl_chunks(corpus, size):
+            for number, text in zip(table["ord"].to_pylist(), table["text"].to_pylist(), strict=True):
+                raw = invalid[number] if text is None else text.encode().rstrip(b"\r\n")
+                if raw.strip():
+                    got.append((number, raw))
+        assert got == expected, size
+    snapshots = {}
+    for size in (300, readers.CHUNK_BYTES):
+        monkeypatch.setattr(readers, "CHUNK_BYTES", size)
+        with Catalog(tmp_path / f"{size}.duckdb") as cat:
+            ingest_path(cat, "generic", corpus, mapping=mapping)
+            snapshots[size] = _everything(cat)
+    assert snapshots[300] == snapshots[readers.CHUNK_BYTES]
