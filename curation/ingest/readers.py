@@ -72,7 +72,7 @@ def jsonl_chunks(path: Path, chunk_bytes: int | None = None) -> Iterator[tuple[p
     bytes instead of copying them: use a chunk before asking for the next. Strip the line
     end (`rstrip(b"\\r\\n")`) to get a record's bytes. A chunk that is not all UTF-8 is
     decoded line by line: its bad lines have null text, and their bytes come back by number."""
-    buffer = bytearray(chunk_bytes or CHUNK_BYTES)
+    buffer = bytearray(min(chunk_bytes or CHUNK_BYTES, path.stat().st_size + 1))
     filled, first_line = 0, 1
     with path.open("rb") as handle:
         while True:
