@@ -12,8 +12,6 @@ values (tests/ingest/test_columnar.py compares both paths on a fuzzed corpus).
 
 from __future__ import annotations
 
-import json
-
 from curation.ingest.generic import FieldRule, Mapping
 from curation.ingest.records import COUNT_FIELDS, LIST_FIELDS, STRING_FIELDS, VIDEO_FIELDS
 from curation.ingest.text import HASHTAG_STOPS, PY_WHITESPACE
@@ -218,21 +216,13 @@ def _unique_keys(path: str) -> str:
 
 
 def used_keys(mapping: Mapping) -> str:
-    keys = sorted({rule.path.split(".")[0] for rule in mapping.fields.values()})
-    return "[" + ", ".join(sql_literal(k) for k in keys) + "]"
-
-
-def extra_sql(mapping: Mapping) -> str:
-    """The unmapped top-level fields of a line as JSON text (NULL if none or unreadable)."""
-    used = sorted({rule.path.split(".")[0] for rule in mapping.fields.values()} | {"$key"})
-    patch = json.dumps(dict.fromkeys(used), ensure_ascii=False)
-    return (f"CASE WHEN json_valid(text) AND json_type(text) = 'OBJECT' "
-            f"THEN nullif(CAST(json_merge_patch(text, {sql_literal(patch)}) AS VARCHAR), '{{}}') END")
+    return "[" + ", ".join(sql_literal(k) for k in sorted(mapping.used_fields)) + "]"
 
 
 def fast_rows_sql(mapping: Mapping, source: str, lines: str, max_field_bytes: int) -> str | None:
     """One row per line of the relation `lines(ord, raw_ref, text)`: `ok`, the catalog
-    columns, `record_native` (the id as mapped, for a duplicate's reject) and `extra`.
+    columns, `record_native` (the id as mapped, for a duplicate's reject) and `has_extra`
+    (the line has unmapped fields, which Python writes as `extra`, as the per-record path does).
     None when the mapping itself is beyond the columnar rules."""
     rules = mapping.fields
     paths = [json_path(rule.path) for rule in rules.values()]
@@ -279,5 +269,5 @@ def fast_rows_sql(mapping: Mapping, source: str, lines: str, max_field_bytes: in
         SELECT ord, raw_ref, coalesce(readable AND {' AND '.join(oks)}, false) AS ok,
                {sql_literal(source + "/")} || {native.s} AS record_native,
                {', '.join(columns)},
-               CASE WHEN list_has_all({used_keys(mapping)}, keys) THEN NULL ELSE {extra_sql(mapping)} END AS extra
+               NOT coalesce(list_has_all({used_keys(mapping)}, keys), true) AS has_extra
         FROM {previous}"""

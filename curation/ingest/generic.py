@@ -36,6 +36,10 @@ class Mapping:
     strip_html: list[str] = field(default_factory=list)
     missing: tuple[str, ...] = ("",)
 
+    @property
+    def used_fields(self) -> frozenset[str]:
+        return frozenset({"$key", *(rule.path.split(".")[0] for rule in self.fields.values())})
+
     @classmethod
     def load(cls, path: Path) -> Mapping:
         try:
@@ -87,10 +91,8 @@ def map_record(mapping: Mapping, obj: Any) -> tuple[dict[str, Any], list[Any], d
         raise RecordError(f"record is not an object ({type(obj).__name__})")
     fields: dict[str, Any] = {}
     comments: list[Any] = []
-    used: set[str] = {"$key"}
     for target, rule in mapping.fields.items():
         found, value = _lookup(obj, rule.path)
-        used.add(rule.path.split(".")[0])
         value = missing_to_none(value, mapping.missing)
         if not found or value is None:
             continue
@@ -108,8 +110,13 @@ def map_record(mapping: Mapping, obj: Any) -> tuple[dict[str, Any], list[Any], d
             comments = value
         else:
             fields[target] = value
-    extra = {k: v for k, v in obj.items() if k not in used}
-    return fields, comments, extra
+    return fields, comments, unmapped(mapping, obj)
+
+
+def unmapped(mapping: Mapping, obj: dict[str, Any]) -> dict[str, Any]:
+    """The top-level fields no mapping path starts from: they are kept as `extra`."""
+    used = mapping.used_fields
+    return {k: v for k, v in obj.items() if k not in used}
 
 
 def source_record(mapping: Mapping, item: RawItem) -> SourceRecord:

@@ -1,14 +1,14 @@
 """JSON Lines through a mapping: each line checked as columns, and only the lines the
 column rules are not certain of read one by one.
 
-Both paths end in the same merge, and the unmapped fields (`extra`) of any line DuckDB
-can read are cut from the line by DuckDB in both, so a line gives the same row whichever
-path it took. `columnar=False` sends every line through the per-record path (the
+Both paths end in the same merge, and Python writes the unmapped fields (`extra`) in both,
+so a line gives the same row whichever path it took. `columnar=False` sends every line through the per-record path (the
 reference the tests compare with).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from itertools import chain
 from pathlib import Path
@@ -18,8 +18,8 @@ import pyarrow as pa
 
 from curation.core.progress import note
 from curation.core.stage import StageRun
-from curation.ingest.columnar import extra_sql, fast_rows_sql, sql_literal
-from curation.ingest.generic import Mapping, source_record
+from curation.ingest.columnar import fast_rows_sql, sql_literal
+from curation.ingest.generic import Mapping, source_record, unmapped
 from curation.ingest.load import (
     CANDIDATE_COLUMNS,
     IngestResult,
@@ -29,9 +29,9 @@ from curation.ingest.load import (
     normalise_records,
 )
 from curation.ingest.readers import BLANK_LINE_RE2, jsonl_chunks, jsonl_lines, parse_json_line
-from curation.ingest.records import SourceRecord
+from curation.ingest.records import SourceRecord, extra_json
 
-SlowLine = tuple[int, str, str | None, str | None, bool]  # ord, raw_ref, text, DuckDB's extra, DuckDB reads it
+SlowLine = tuple[int, str, str | None]  # ord, raw_ref, text (None: not UTF-8)
 
 
 def merge_jsonl(run: StageRun, mapping: Mapping, path: Path, *, max_field_bytes: int,
@@ -39,43 +39,43 @@ def merge_jsonl(run: StageRun, mapping: Mapping, path: Path, *, max_field_bytes:
     sql = fast_rows_sql(mapping, mapping.source, "jsonl_lines", max_field_bytes) if columnar else None
     with ingest_connection(run) as con:
         try:
-            read, slow, invalid = _check_lines(con, mapping, path, sql)
+            read, slow, invalid, extras = _check_lines(con, mapping, path, sql)
             run.counts["certain_as_columns"] = read - len(slow)
 
             def records() -> Iterator[tuple[int, SourceRecord]]:
-                for ord_, ref, text, _, _ in slow:
+                for ord_, ref, text in slow:
                     raw = invalid[ord_] if text is None else text.encode().rstrip(b"\r\n")
                     yield ord_, source_record(mapping, parse_json_line(ref, raw))
 
             videos, comments, rejects, _ = normalise_records(run, mapping.source, records(), max_field_bytes,
                                                              total=len(slow))
-            sql_extra = pa.table({"ord": pa.array([r[0] for r in slow if r[4]], pa.int64()),
-                                  "sql_extra": pa.array([r[3] for r in slow if r[4]], pa.string())})
             con.register("slow_rows", videos)
-            con.register("slow_extra", sql_extra)
+            con.register("fast_extra", extras)
             con.register("candidate_comments", comments)
-            columns = ", ".join(c for c in CANDIDATE_COLUMNS if c not in ("ord", "record_id", "extra"))
-            fast_part = (f"SELECT ord, record_native AS record_id, {columns}, extra FROM fast WHERE ok "
-                         "UNION ALL " if sql is not None else "")
+            names = [c for c in CANDIDATE_COLUMNS if c not in ("ord", "record_id")]
+            columns = ", ".join(names)
+            fast_columns = ", ".join("e.extra" if c == "extra" else c for c in names)
+            fast_part = (f"SELECT ord, record_native AS record_id, {fast_columns} FROM fast "
+                         "LEFT JOIN fast_extra e USING (ord) WHERE ok UNION ALL " if sql is not None else "")
             con.execute(f"""CREATE OR REPLACE TEMP VIEW candidates AS {fast_part}
-                SELECT s.ord, s.record_id, {', '.join('s.' + c for c in columns.split(', '))},
-                       CASE WHEN e.ord IS NOT NULL THEN e.sql_extra ELSE s.extra END AS extra
-                FROM slow_rows s LEFT JOIN slow_extra e USING (ord)""")
+                SELECT ord, record_id, {columns} FROM slow_rows""")
             return merge_candidates(run, con, mapping.source, file_key=path.name, read=read,
                                     rejects=rejects, raws_of=lambda ords: _raws(path, ords))
         finally:
             drop_scratch(con, tables=("fast",), temp_views=("candidates", "jsonl_lines"),
-                         views=("jsonl_file", "slow_rows", "slow_extra", "candidate_comments"))
+                         views=("jsonl_file", "slow_rows", "fast_extra", "candidate_comments"))
 
 
 def _check_lines(con: duckdb.DuckDBPyConnection, mapping: Mapping, path: Path, sql: str | None
-                 ) -> tuple[int, list[SlowLine], dict[int, bytes]]:
+                 ) -> tuple[int, list[SlowLine], dict[int, bytes], pa.Table]:
     """A chunk of lines at a time: the rows certain as columns go to the temp table `fast`,
-    the others come back (with DuckDB's `extra` of the line) for the per-record rules.
-    Returns the lines read, those others, and the bytes of lines that are not UTF-8."""
-    checks = sql if sql is not None else "SELECT ord, false AS ok FROM jsonl_lines"
+    the others come back for the per-record rules. Returns the lines read, those others, the
+    bytes of lines that are not UTF-8, and the `extra` of certain lines that have one."""
+    checks = sql if sql is not None else "SELECT ord, false AS ok, false AS has_extra FROM jsonl_lines"
     empty = pa.table({"ord": pa.array([], pa.int64()), "text": pa.array([], pa.large_string())})
     read, slow, invalid = 0, [], {}
+    extra_ords: list[int] = []
+    extra_texts: list[str | None] = []
     for number, (table, chunk_invalid) in enumerate(chain([(empty, {})], jsonl_chunks(path))):
         invalid.update(chunk_invalid)
         con.register("jsonl_file", table)
@@ -86,15 +86,22 @@ def _check_lines(con: duckdb.DuckDBPyConnection, mapping: Mapping, path: Path, s
             con.execute(f"CREATE OR REPLACE TEMP TABLE fast AS {checks}")
             continue
         con.execute(f"INSERT INTO fast {checks}")
-        slow.extend(con.execute(f"""
-            SELECT l.ord, l.raw_ref, l.text, {extra_sql(mapping)} AS extra,
-                   coalesce(json_valid(l.text), false) AS readable
-            FROM jsonl_lines l JOIN fast f USING (ord) WHERE NOT f.ok ORDER BY l.ord""").fetchall())
-        read += int(con.execute("SELECT count(*) FROM jsonl_lines").fetchone()[0])
+        lines = con.execute("""
+            SELECT l.ord, l.raw_ref, l.text, f.ok FROM jsonl_lines l JOIN fast f USING (ord)
+            WHERE NOT f.ok OR f.has_extra ORDER BY l.ord""").fetchall()
+        slow.extend((o, ref, text) for o, ref, text, ok in lines if not ok)
+        # unmapped fields are written by Python in both paths (sorted keys, the last of a
+        # repeated key), so catalogs loaded before the columnar path keep their fingerprints
+        for ord_, _, text, ok in lines:
+            if ok:
+                extra_ords.append(ord_)
+                extra_texts.append(extra_json(unmapped(mapping, json.loads(text))))
+        read += con.execute("SELECT count(*) FROM jsonl_lines").fetchall()[0][0]
         drop_scratch(con, temp_views=("jsonl_lines",), views=("jsonl_file",))
-        del table  # the next chunk reuses its bytes
+        del table, lines  # the next chunk reuses its bytes
         note(f"{path.name}: {read:,} lines read" + (f", {read - len(slow):,} certain as columns" if sql else ""))
-    return read, slow, invalid
+    extras = pa.table({"ord": pa.array(extra_ords, pa.int64()), "extra": pa.array(extra_texts, pa.string())})
+    return read, slow, invalid, extras
 
 
 def _raws(path: Path, ords: list[int]) -> dict[int, bytes]:

@@ -213,6 +213,11 @@ def _normalise_comment(comment: Any, video_id: str, n: int) -> dict[str, Any]:
     }
 
 
+def extra_json(extra: dict[str, Any]) -> str | None:
+    """The unmapped fields as stored: sorted keys, so that their order in a file is not a change."""
+    return json.dumps(extra, ensure_ascii=False, sort_keys=True, default=str) if extra else None
+
+
 def normalise_record(source: str, record: SourceRecord, max_field_bytes: int
                      ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The catalog row and comments of a record, or `RecordError` with the reason."""
@@ -249,6 +254,5 @@ def normalise_record(source: str, record: SourceRecord, max_field_bytes: int
                               f"(first as comment {first_comment[comment['comment_id']]})")
         first_comment[comment["comment_id"]] = n
     row["raw_ref"] = record.raw_ref
-    row["extra"] = _check_unicode(json.dumps(record.extra, ensure_ascii=False, sort_keys=True, default=str),
-                                  "an unmapped field") if record.extra else None
+    row["extra"] = _check_unicode(extra_json(record.extra) or "", "an unmapped field") or None
     return row, comments

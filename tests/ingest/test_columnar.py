@@ -183,3 +183,36 @@ def test_small_chunks_give_the_lines_and_the_catalog_of_one_big_one(tmp_path, mo
             ingest_path(cat, "generic", corpus, mapping=mapping)
             snapshots[size] = _everything(cat)
     assert snapshots[300] == snapshots[readers.CHUNK_BYTES]
+
+
+def test_unmapped_fields_are_stored_as_before_and_their_order_is_not_a_change(tmp_path):
+    corpus, mapping = tmp_path / "c.jsonl", tmp_path / "m.toml"
+    mapping.write_text('source = "S"\nformat = "jsonl"\n[fields]\nnative_id = "id"\ntitle = "t"\n', "utf-8")
+    corpus.write_text('{"id": 1, "t": "a", "q": 1, "z": {"y": 1, "x": [2.50, 1e2, "\\u00e9"]}, "p": "x", '
+                      '"r": 1, "r": 2}\n{"id": 2, "t": "b", "q": 1, "p": "x"}\n', encoding="utf-8")
+    with Catalog(tmp_path / "c.duckdb") as cat:
+        ingest_path(cat, "generic", corpus, mapping=mapping)
+        stored = dict(cat.con.execute("SELECT native_id, CAST(extra AS VARCHAR) FROM videos").fetchall())
+        # Python's json.dumps(sort_keys=True), as every earlier version wrote it (the last "r" wins)
+        assert stored == {"1": '{"p": "x", "q": 1, "r": 2, "z": {"x": [2.5, 100.0, "é"], "y": 1}}',
+                          "2": '{"p": "x", "q": 1}'}
+        corpus.write_text('{"p": "x", "t": "b", "id": 2, "q": 1}\n', encoding="utf-8")
+        again = ingest_path(cat, "generic", corpus, mapping=mapping)
+        assert (again.new, again.updated, again.unchanged) == (0, 0, 1)
+
+
+def test_migration_14_gives_stored_rows_the_fingerprint_the_ingest_gives(tmp_path):
+    corpus, mapping = tmp_path / "fuzz.jsonl", tmp_path / "m.toml"
+    build_fuzzed_corpus(corpus, n=400, seed=4)
+    mapping.write_text(MAPPINGS["list"], encoding="utf-8")
+    path = tmp_path / "c.duckdb"
+    with Catalog(path) as cat:
+        first = ingest_path(cat, "generic", corpus, mapping=mapping)
+        hashes = cat.con.execute("SELECT video_id, record_hash FROM videos ORDER BY 1").fetchall()
+        # as a catalog of an earlier version: other fingerprints, migration 14 not applied
+        cat.con.execute("UPDATE videos SET record_hash = md5(video_id)")
+        cat.con.execute("DELETE FROM schema_migrations WHERE version = 14")
+    with Catalog(path) as cat:
+        assert cat.con.execute("SELECT video_id, record_hash FROM videos ORDER BY 1").fetchall() == hashes
+        again = ingest_path(cat, "generic", corpus, mapping=mapping)
+    assert (again.new, again.updated, again.unchanged) == (0, 0, first.accepted)
