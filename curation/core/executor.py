@@ -92,6 +92,7 @@ def map_tables(fn: BatchFn, tables: list[pa.Table], config: ExecutorConfig, reso
     root.mkdir(parents=True, exist_ok=True)
     name = getattr(getattr(fn, "func", fn), "__name__", "batch")
     shards = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=root)).resolve()
+    shards.chmod(0o755)  # mkdtemp's 0700 would shut out workers running as another user
     try:
         paths = []
         for number, table in enumerate(tables):

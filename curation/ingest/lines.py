@@ -106,5 +106,10 @@ def _check_lines(con: duckdb.DuckDBPyConnection, mapping: Mapping, path: Path, s
 
 def _raws(path: Path, ords: list[int]) -> dict[int, bytes]:
     """The bytes of the given lines (duplicates' rejects), read again from the file."""
-    wanted = set(ords)
-    return {number: raw for number, raw in jsonl_lines(path) if number in wanted} if wanted else {}
+    wanted, found = set(ords), {}
+    for number, raw in jsonl_lines(path) if wanted else ():
+        if number in wanted:
+            found[number] = raw
+            if len(found) == len(wanted):
+                break
+    return found
