@@ -211,7 +211,7 @@ class _Rule:
 
 
 def _unique_keys(path: str) -> str:
-    keys = "json_keys(text)" if path == "$" else f"json_keys(text, {sql_literal(path)})"
+    keys = f"json_keys(text, {sql_literal(path)})"
     return f"list_unique({keys}) = len({keys})"
 
 

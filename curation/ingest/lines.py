@@ -47,11 +47,10 @@ def merge_jsonl(run: StageRun, mapping: Mapping, path: Path, *, max_field_bytes:
                     raw = invalid[ord_] if text is None else text.encode().rstrip(b"\r\n")
                     yield ord_, source_record(mapping, parse_json_line(ref, raw))
 
-            videos, comments, rejects, _ = normalise_records(run, mapping.source, records(), max_field_bytes,
-                                                             total=len(slow))
-            con.register("slow_rows", videos)
+            done = normalise_records(run, mapping.source, records(), max_field_bytes, total=len(slow))
+            con.register("slow_rows", done.videos)
             con.register("fast_extra", extras)
-            con.register("candidate_comments", comments)
+            con.register("candidate_comments", done.comments)
             names = [c for c in CANDIDATE_COLUMNS if c not in ("ord", "record_id")]
             columns = ", ".join(names)
             fast_columns = ", ".join("e.extra" if c == "extra" else c for c in names)
@@ -60,7 +59,7 @@ def merge_jsonl(run: StageRun, mapping: Mapping, path: Path, *, max_field_bytes:
             con.execute(f"""CREATE OR REPLACE TEMP VIEW candidates AS {fast_part}
                 SELECT ord, record_id, {columns} FROM slow_rows""")
             return merge_candidates(run, con, mapping.source, file_key=path.name, read=read,
-                                    rejects=rejects, raws_of=lambda ords: _raws(path, ords))
+                                    rejects=done.rejects, raws_of=lambda ords: _raws(path, ords))
         finally:
             drop_scratch(con, tables=("fast",), temp_views=("candidates", "jsonl_lines"),
                          views=("jsonl_file", "slow_rows", "fast_extra", "candidate_comments"))
@@ -85,10 +84,12 @@ def _check_lines(con: duckdb.DuckDBPyConnection, mapping: Mapping, path: Path, s
         if number == 0:  # the empty table first: `fast` gets its columns even for an empty file
             con.execute(f"CREATE OR REPLACE TEMP TABLE fast AS {checks}")
             continue
-        con.execute(f"INSERT INTO fast {checks}")
+        read += con.execute(f"INSERT INTO fast {checks}").fetchall()[0][0]  # DuckDB answers the row count
+        # only this chunk's rows of `fast` (line numbers only grow), not every chunk's so far
         lines = con.execute("""
             SELECT l.ord, l.raw_ref, l.text, f.ok FROM jsonl_lines l JOIN fast f USING (ord)
-            WHERE NOT f.ok OR f.has_extra ORDER BY l.ord""").fetchall()
+            WHERE f.ord >= ? AND (NOT f.ok OR f.has_extra) ORDER BY l.ord""",
+                            [table["ord"][0].as_py() if len(table) else 0]).fetchall()
         slow.extend((o, ref, text) for o, ref, text, ok in lines if not ok)
         # unmapped fields are written by Python in both paths (sorted keys, the last of a
         # repeated key), so catalogs loaded before the columnar path keep their fingerprints
@@ -96,7 +97,6 @@ def _check_lines(con: duckdb.DuckDBPyConnection, mapping: Mapping, path: Path, s
             if ok:
                 extra_ords.append(ord_)
                 extra_texts.append(extra_json(unmapped(mapping, json.loads(text))))
-        read += con.execute("SELECT count(*) FROM jsonl_lines").fetchall()[0][0]
         drop_scratch(con, temp_views=("jsonl_lines",), views=("jsonl_file",))
         del table, lines  # the next chunk reuses its bytes
         note(f"{path.name}: {read:,} lines read" + (f", {read - len(slow):,} certain as columns" if sql else ""))

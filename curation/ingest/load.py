@@ -82,15 +82,27 @@ def record_id_of(source: str, record: SourceRecord) -> str | None:
     return f"{source}/{native_id}" if native_id not in (None, "") else None
 
 
+@dataclass
+class Normalised:
+    """What the per-record path makes of a stream of records."""
+
+    videos: pa.Table  # CANDIDATE_COLUMNS
+    comments: pa.Table  # with the `ord` of their row
+    rejects: list[Reject]
+    raws: dict[int, bytes]  # the accepted records' bytes by `ord`, for a duplicate's reject
+    read: int
+
+
 def normalise_records(run: StageRun, source: str, records: Iterable[tuple[int, SourceRecord]],
-                      max_field_bytes: int, total: int | None = None
-                      ) -> tuple[pa.Table, pa.Table, list[Reject], dict[int, bytes]]:
-    """The per-record path: candidate rows and comments (Arrow), rejects, and raw bytes by `ord`."""
+                      max_field_bytes: int, total: int | None = None) -> Normalised:
+    """The per-record path: every record through `normalise_record`, rejected with the reason."""
     videos: list[dict[str, Any]] = []
     comments: list[dict[str, Any]] = []
     rejects: list[Reject] = []
     raws: dict[int, bytes] = {}
+    read = 0
     for ord_, record in run.progress(records, f"ingest {source}", total):
+        read += 1
         try:
             row, row_comments = normalise_record(source, record, max_field_bytes)
         except RecordError as exc:
@@ -100,33 +112,22 @@ def normalise_records(run: StageRun, source: str, records: Iterable[tuple[int, S
         raws[ord_] = record.raw
         videos.append(row)
         comments.extend({**c, "ord": ord_} for c in row_comments)
-    return (_table(videos, CANDIDATE_COLUMNS, _VIDEO_TYPES),
-            _table(comments, ("ord", *COMMENT_COLUMNS[:-1]), _COMMENT_TYPES), rejects, raws)
+    return Normalised(_table(videos, CANDIDATE_COLUMNS, _VIDEO_TYPES),
+                      _table(comments, ("ord", *COMMENT_COLUMNS[:-1]), _COMMENT_TYPES), rejects, raws, read)
 
 
 def merge_records(run: StageRun, source: str, records: Iterable[SourceRecord], *, file_key: str,
                   max_field_bytes: int, total: int | None = None) -> IngestResult:
     """Normalise `records` one by one and merge them (a dry run writes nothing)."""
-    counted = _Counted(records)
-    videos, comments, rejects, raws = normalise_records(run, source, enumerate(counted, 1), max_field_bytes, total)
+    done = normalise_records(run, source, enumerate(records, 1), max_field_bytes, total)
     with ingest_connection(run) as con:
-        con.register("candidates", videos)
-        con.register("candidate_comments", comments)
+        con.register("candidates", done.videos)
+        con.register("candidate_comments", done.comments)
         try:
-            return merge_candidates(run, con, source, file_key=file_key, read=counted.n, rejects=rejects,
-                                    raws_of=lambda ords: {o: raws[o] for o in ords})
+            return merge_candidates(run, con, source, file_key=file_key, read=done.read, rejects=done.rejects,
+                                    raws_of=lambda ords: {o: done.raws[o] for o in ords})
         finally:
             drop_scratch(con, views=("candidates", "candidate_comments"))
-
-
-class _Counted:
-    def __init__(self, items: Iterable[SourceRecord]) -> None:
-        self.items, self.n = items, 0
-
-    def __iter__(self) -> Iterator[SourceRecord]:
-        for item in self.items:
-            self.n += 1
-            yield item
 
 
 @contextmanager
