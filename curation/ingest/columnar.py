@@ -22,14 +22,21 @@ def _re_class(chars: str, negate: bool = False) -> str:
 
 
 HASHTAG_RE2 = "#(" + _re_class(PY_WHITESPACE + HASHTAG_STOPS, negate=True) + "{1,64})#?"
-# Lines DuckDB's JSON reader accepts but Python's does not (trailing commas, NaN and
-# Infinity literals), and escapes whose decoding may differ (lone surrogates, NUL):
-# such lines take the per-record path. A false alarm costs only speed.
-SUSPECT_LINE_RE2 = r"(?i),[ \t\r\n]*[\]}]|[:\[,][ \t\r\n]*-?(nan|inf)|\\u[dD][89a-fA-F]|\\u0000"
+# Lines DuckDB's JSON reader accepts but Python's does not (trailing commas; NaN and
+# Infinity in spellings Python does not read), and escapes whose decoding may differ (lone
+# surrogates, NUL): such lines take the per-record path. A false alarm costs only speed.
+# Each test is a regular expression of its own, tried only on lines a cheaper test lets
+# through: RE2 skips ahead to a literal first character, but not to an alternation.
+_TRAILING_COMMA_RE2 = r",[ \t\r\n]*[\]}]"
+_ODD_ESCAPE_RE2 = r"\\u[dD][89a-fA-F]|\\u0000"
+# A NaN or Infinity is a number to DuckDB: in a mapped field its type already makes the line
+# uncertain, and in an unmapped top-level field Python reads the line (and sends it per
+# record if it cannot). Only inside an object a dotted path goes through can one hide.
+_NAN_RE2 = r"(?i)[:\[,][ \t\r\n]*-?(nan|inf)"
 # Python's json gives up on nesting near its recursion limit and on integers of more than
 # 4,300 digits; lines that might hold either (a cheap over-estimate) go per record.
-_TOO_DEEP_OR_LONG = ("strlen(text) > 1000 AND (strlen(text) - strlen(replace(replace(text, '[', ''), '{', '')) > 500 "
-                     "OR regexp_matches(text, '[0-9]{1000}'))")
+_TOO_DEEP_OR_LONG = ("strlen(text) - strlen(replace(replace(text, '[', ''), '{', '')) > 500 "
+                     "OR regexp_matches(text, '[0-9]{1000}')")
 _COUNT_RE2 = (r"^([0-9]{1,15}(?:\.[0-9]{1,6})?)[ \t]*([wW万亿kK千]?)[ \t]*"
               r"(?:赞|[Ll][Ii][Kk][Ee][Ss]?|次|个)?$")
 _UNIT_SQL = "CASE {u} WHEN '' THEN 1 WHEN 'k' THEN 1000 WHEN 'K' THEN 1000 WHEN '千' THEN 1000 " \
@@ -47,14 +54,16 @@ def sql_literal(text: str) -> str:
 
 
 _WS_CODES = ", ".join(str(ord(c)) for c in PY_WHITESPACE)
+_STRIP_RE2 = sql_literal(f"^{_re_class(PY_WHITESPACE)}+|{_re_class(PY_WHITESPACE)}+$")
 
 
 def pystrip(expr: str) -> str:
-    """`str.strip()` in SQL: Unicode white space off both ends. Trimming by a set of
-    characters is slow in DuckDB, so only a string whose first or last character is white
-    space is trimmed (and that test is cheaper by code point than by regular expression)."""
+    """`str.strip()` in SQL: Unicode white space off both ends. Only a string whose first
+    or last character is white space is touched (that test is cheaper by code point than
+    by regular expression), and a regular expression strips it: DuckDB's `trim` by a set
+    of characters is several times slower."""
     edge = f"unicode({expr}) IN ({_WS_CODES}) OR unicode({expr}[-1:]) IN ({_WS_CODES})"
-    return f"CASE WHEN {edge} THEN trim({expr}, {sql_literal(PY_WHITESPACE)}) ELSE {expr} END"
+    return f"CASE WHEN {edge} THEN regexp_replace({expr}, {_STRIP_RE2}, '', 'g') ELSE {expr} END"
 
 
 def _cleaned(expr: str, stripped: bool = False) -> str:
@@ -83,14 +92,16 @@ class _Rule:
     """The SQL of one mapped field, in layers (each names columns the next one uses, so
     no expression is computed twice): its catalog value and whether it is certain."""
 
-    def __init__(self, target: str, rule: FieldRule, k: int, mapping: Mapping) -> None:
+    def __init__(self, target: str, rule: FieldRule, k: int, at: int, mapping: Mapping) -> None:
         self.target, self.rule, self.path = target, rule, json_path(rule.path) or ""
-        t, s, p = f"t{k}", f"s{k}", f"p{k}"
-        self.t, self.s, self.p, self.absent = t, s, p, f"a{k}"
+        # the layers of the source field (`at`, its place in the path list) are shared by
+        # every rule that reads it; those of the rule's own value are numbered by the rule
+        t, s, p = f"t{at}", f"s{at}", f"p{at}"
+        self.t, self.s, self.p, self.absent = t, s, p, f"a{at}"
         self.list, self.array = f"l{k}", f"r{k}"  # a string made a list by `extract`; a JSON array
         sentinels = ", ".join(sql_literal(m) for m in mapping.missing) or "NULL"
         self.layers: list[list[str]] = [
-            [f"jt[{k}] AS {t}", f"js[{k}] AS {s}"],
+            [f"jt[{at}] AS {t}", f"js[{at}] AS {s}"],
             [f"{pystrip(s)} AS {p}"],
             # missing_to_none: sentinel strings (after strip) and integers that print as one
             [f"({t} IS NULL OR {t} = 'NULL' OR ({t} = 'VARCHAR' AND {p} IN ({sentinels})) OR "
@@ -233,7 +244,11 @@ def fast_rows_sql(mapping: Mapping, source: str, lines: str, max_field_bytes: in
                        for n in range(1, len(r.path.split(".")))})
     unique = " AND ".join(["list_unique(keys) = len(keys)",
                            *(_unique_keys(json_path(p) or "") for p in prefixes)])
-    built = [_Rule(target, rule, k, mapping) for k, (target, rule) in enumerate(rules.items(), start=1)]
+    unique_paths = list(dict.fromkeys(paths))
+    dotted = any("." in rule.path for rule in rules.values())
+    nan_test = f"WHEN regexp_matches(text, {sql_literal(_NAN_RE2)}) THEN false" if dotted else ""
+    built = [_Rule(target, rule, k, unique_paths.index(path) + 1, mapping)
+             for k, ((target, rule), path) in enumerate(zip(rules.items(), paths, strict=True), start=1)]
     values, oks = {}, []
     for rule in built:
         values[rule.target], ok = rule.value_and_ok()
@@ -244,19 +259,22 @@ def fast_rows_sql(mapping: Mapping, source: str, lines: str, max_field_bytes: in
         default = "false" if name == "synthetic" else "NULL"
         columns.append(f"CAST({values.get(name, default)} AS {_SQL_TYPES.get(name, 'VARCHAR')}) AS {name}")
     native = built[list(rules).index("native_id")]
-    path_list = "[" + ", ".join(sql_literal(p or "") for p in paths) + "]"
+    path_list = "[" + ", ".join(sql_literal(p or "") for p in unique_paths) + "]"
     layers, previous = "", "checked"
     for depth in range(len(built[0].layers)):
-        names = [c for rule in built for c in rule.layers[depth]]
+        names = list(dict.fromkeys(c for rule in built for c in rule.layers[depth]))
         if names:
             layers += f",\n        layer{depth} AS (SELECT *, {', '.join(names)} FROM {previous})"
             previous = f"layer{depth}"
     return f"""
         WITH parsed AS (
             SELECT ord, raw_ref, text,
-                   CASE WHEN strlen(text) <= {max_field_bytes}
-                             AND NOT regexp_matches(text, {sql_literal(SUSPECT_LINE_RE2)}) AND NOT ({_TOO_DEEP_OR_LONG})
-                        THEN coalesce(try(json_type(text)) = 'OBJECT', false) ELSE false END AS readable
+                   CASE WHEN strlen(text) > {max_field_bytes} THEN false
+                        WHEN strlen(text) > 1000 AND ({_TOO_DEEP_OR_LONG}) THEN false
+                        WHEN regexp_matches(text, {sql_literal(_TRAILING_COMMA_RE2)}) THEN false
+                        WHEN contains(text, '\\u') AND regexp_matches(text, {sql_literal(_ODD_ESCAPE_RE2)}) THEN false
+                        {nan_test}
+                        ELSE coalesce(try(json_type(text)) = 'OBJECT', false) END AS readable
             FROM {lines}),
         extracted AS (
             SELECT ord, raw_ref, text, readable,

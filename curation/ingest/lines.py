@@ -90,13 +90,20 @@ def _check_lines(con: duckdb.DuckDBPyConnection, mapping: Mapping, path: Path, s
             SELECT l.ord, l.raw_ref, l.text, f.ok FROM jsonl_lines l JOIN fast f USING (ord)
             WHERE f.ord >= ? AND (NOT f.ok OR f.has_extra) ORDER BY l.ord""",
                             [table["ord"][0].as_py() if len(table) else 0]).fetchall()
-        slow.extend((o, ref, text) for o, ref, text, ok in lines if not ok)
+        unread: list[int] = []
         # unmapped fields are written by Python in both paths (sorted keys, the last of a
         # repeated key), so catalogs loaded before the columnar path keep their fingerprints
-        for ord_, _, text, ok in lines:
+        for ord_, ref, text, ok in lines:
             if ok:
-                extra_ords.append(ord_)
-                extra_texts.append(extra_json(unmapped(mapping, json.loads(text))))
+                try:
+                    extra_texts.append(extra_json(unmapped(mapping, json.loads(text))))
+                    extra_ords.append(ord_)
+                    continue
+                except (ValueError, RecursionError):  # NaN spelled `nan`: DuckDB reads it, Python not
+                    unread.append(ord_)
+            slow.append((ord_, ref, text))
+        if unread:
+            con.execute("UPDATE fast SET ok = false WHERE list_contains(?, ord)", [unread])
         drop_scratch(con, temp_views=("jsonl_lines",), views=("jsonl_file",))
         del table, lines  # the next chunk reuses its bytes
         note(f"{path.name}: {read:,} lines read" + (f", {read - len(slow):,} certain as columns" if sql else ""))

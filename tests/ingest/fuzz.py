@@ -64,7 +64,12 @@ def build_fuzzed_corpus(path: Path, n: int = 3000, seed: int = 11) -> None:
                                      b'{"id": "nan%d", "likes": NaN}' % i, b'[1, 2]', b'42', b'',
                                      b'{"id": "s%d", "caption": "\\ud800"}' % i, b'   ',
                                      b'{"id": "d%d", "id": "e%d"}' % (i, i), b'{"id": "inf%d", "views": Infinity}' % i,
-                                     b'{"id": "z%d", "caption": "a\\u0000b"}' % i, b'{"id": "r%d"}\r' % i]))
+                                     b'{"id": "z%d", "caption": "a\\u0000b"}' % i, b'{"id": "r%d"}\r' % i,
+                                     # NaN as Python spells it and as only DuckDB reads it, unmapped
+                                     # and inside an object a dotted path reads
+                                     b'{"id": "m%d", "views": -Infinity}' % i, b'{"id": "l%d", "views": nan}' % i,
+                                     b'{"id": "o%d", "author": {"name": "x", "age": inf}}' % i,
+                                     b'{"id": "p%d", "author": {"name": "x", "tags": [1 ,\n]}}' % i]))
             continue
         text = json.dumps(_record(rng, i), ensure_ascii=rng.random() < 0.2)
         if roll < 0.03:
