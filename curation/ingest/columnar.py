@@ -86,6 +86,8 @@ def json_path(path: str) -> str | None:
 
 
 _QUOTES = sql_literal("'\"")
+_WS_CLASS = sql_literal(_re_class(PY_WHITESPACE))
+_LIST_EDGES = sql_literal(_re_class(PY_WHITESPACE + "'\""))
 
 
 class _Rule:
@@ -109,18 +111,22 @@ class _Rule:
             [], [],
         ]  # layer 0 reads the line's lists jt (JSON types) and js (strings unescaped, else JSON text)
         extract = rule.extract
-        if extract == "hashtags":
-            raw_list = (f"CASE WHEN contains({s}, '#') THEN regexp_extract_all({s}, {sql_literal(HASHTAG_RE2)}, 1) "
-                        "ELSE []::VARCHAR[] END")
-        elif extract == "list":
-            inner = f"CASE WHEN starts_with({p}, '[') AND ends_with({p}, ']') THEN {p}[2:-2] ELSE {p} END"
-            raw_list = (f"list_filter(list_transform(string_split({inner}, ','), "
-                        f"lambda x: trim({pystrip('x')}, {_QUOTES})), lambda x: x <> '')")
-        elif extract == "split":
-            raw_list = f"string_split({s}, {sql_literal(rule.sep)})"
+        if extract == "hashtags":  # a hashtag holds no white space at all (HASHTAG_RE2 excludes it)
+            tags = f"regexp_extract_all({s}, {sql_literal(HASHTAG_RE2)}, 1)"
+            cleaned = _cleaned(f"CASE WHEN contains({s}, '#') THEN {tags} ELSE []::VARCHAR[] END", stripped=True)
+        elif extract in ("list", "split"):
+            if extract == "list":
+                inner = f"CASE WHEN starts_with({p}, '[') AND ends_with({p}, ']') THEN {p}[2:-2] ELSE {p} END"
+                items, edges = f"string_split({inner}, ',')", _LIST_EDGES
+                unquoted = f"list_transform({items}, lambda x: trim({pystrip('x')}, {_QUOTES}))"
+                quoted = f"list_filter({unquoted}, lambda x: x <> '')"
+            else:
+                items, edges = f"string_split({s}, {sql_literal(rule.sep)})", _WS_CLASS
+                quoted = items
+            # items strip only where the text has white space (or a quote) at all
+            cleaned = (f"CASE WHEN regexp_matches({s}, {edges}) THEN {_cleaned(quoted)} "
+                       f"ELSE {_cleaned(items, stripped=True)} END")
         if extract is not None:
-            # a hashtag holds no white space at all (HASHTAG_RE2 excludes it)
-            cleaned = _cleaned(raw_list, stripped=extract == "hashtags")
             self.layers[3].append(f"CASE WHEN {t} = 'VARCHAR' THEN {cleaned} END AS c{k}")
             self.layers[4].append(f"{_deduped(f'c{k}')} AS {self.list}")
         if target in LIST_FIELDS:
@@ -242,8 +248,7 @@ def fast_rows_sql(mapping: Mapping, source: str, lines: str, max_field_bytes: in
     # objects a path goes through must not repeat a key: Python keeps the last, DuckDB the first
     prefixes = sorted({".".join(r.path.split(".")[:n]) for r in rules.values()
                        for n in range(1, len(r.path.split(".")))})
-    unique = " AND ".join(["list_unique(keys) = len(keys)",
-                           *(_unique_keys(json_path(p) or "") for p in prefixes)])
+    nested_unique = " AND ".join(_unique_keys(json_path(p) or "") for p in prefixes) or "true"
     unique_paths = list(dict.fromkeys(paths))
     dotted = any("." in rule.path for rule in rules.values())
     nan_test = f"WHEN regexp_matches(text, {sql_literal(_NAN_RE2)}) THEN false" if dotted else ""
@@ -269,23 +274,32 @@ def fast_rows_sql(mapping: Mapping, source: str, lines: str, max_field_bytes: in
     return f"""
         WITH parsed AS (
             SELECT ord, raw_ref, text,
-                   CASE WHEN strlen(text) > {max_field_bytes} THEN false
-                        WHEN strlen(text) > 1000 AND ({_TOO_DEEP_OR_LONG}) THEN false
-                        WHEN regexp_matches(text, {sql_literal(_TRAILING_COMMA_RE2)}) THEN false
-                        WHEN contains(text, '\\u') AND regexp_matches(text, {sql_literal(_ODD_ESCAPE_RE2)}) THEN false
-                        {nan_test}
-                        ELSE coalesce(try(json_type(text)) = 'OBJECT', false) END AS readable
+                   CASE WHEN strlen(text) > {max_field_bytes} THEN NULL
+                        WHEN strlen(text) > 1000 AND ({_TOO_DEEP_OR_LONG}) THEN NULL
+                        WHEN regexp_matches(text, {sql_literal(_TRAILING_COMMA_RE2)}) THEN NULL
+                        WHEN contains(text, '\\u') AND regexp_matches(text, {sql_literal(_ODD_ESCAPE_RE2)}) THEN NULL
+                        {nan_test.replace("THEN false", "THEN NULL")}
+                        ELSE try(json_keys(text)) END AS keys
             FROM {lines}),
+        -- the keys most lines have, in their order: a line with exactly these needs no test
+        -- of its own for repeated or unmapped keys (which lines are looked at changes only speed)
+        usual AS (
+            SELECT usual_keys, NOT list_has_all({used_keys(mapping)}, usual_keys) AS usual_extra FROM (
+                SELECT coalesce(mode(k), []) AS usual_keys FROM (SELECT try(json_keys(text)) AS k FROM {lines} LIMIT 64)
+                WHERE len(k) > 0 AND list_unique(k) = len(k))),
         extracted AS (
-            SELECT ord, raw_ref, text, readable,
-                   CASE WHEN readable THEN json_keys(text) END AS keys,
-                   CASE WHEN readable THEN json_type(text, {path_list}) END AS jt,
-                   CASE WHEN readable THEN json_extract_string(text, {path_list}) END AS js
-            FROM parsed),
+            -- only an object has keys (one without any is left to the per-record rules)
+            SELECT ord, raw_ref, text, keys, usual_keys, usual_extra, coalesce(len(keys) > 0, false) AS readable,
+                   CASE WHEN len(keys) > 0 THEN json_type(text, {path_list}) END AS jt,
+                   CASE WHEN len(keys) > 0 THEN json_extract_string(text, {path_list}) END AS js
+            FROM parsed, usual),
         checked AS (
-            SELECT * REPLACE (CASE WHEN readable THEN {unique} ELSE false END AS readable) FROM extracted){layers}
+            SELECT * REPLACE (CASE WHEN NOT readable THEN false WHEN keys = usual_keys THEN {nested_unique}
+                                   ELSE list_unique(keys) = len(keys) AND {nested_unique} END AS readable)
+            FROM extracted){layers}
         SELECT ord, raw_ref, coalesce(readable AND {' AND '.join(oks)}, false) AS ok,
                {sql_literal(source + "/")} || {native.s} AS record_native,
                {', '.join(columns)},
-               NOT coalesce(list_has_all({used_keys(mapping)}, keys), true) AS has_extra
+               CASE WHEN keys = usual_keys THEN usual_extra
+                    ELSE NOT coalesce(list_has_all({used_keys(mapping)}, keys), true) END AS has_extra
         FROM {previous}"""
