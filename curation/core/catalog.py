@@ -271,7 +271,14 @@ MIGRATIONS: list[str] = [
     """,
     # 14: the record fingerprint is computed in SQL (see core/fingerprint.py)
     recompute_record_hashes_sql(),
+    # 15: the fingerprint hashes the values by position (a JSON array), not by name
+    recompute_record_hashes_sql(),
 ]
+
+
+def sql_literal(text: str) -> str:
+    """A string as an SQL literal, for statements that take no parameters (views)."""
+    return "'" + text.replace("'", "''") + "'"
 
 
 @cache

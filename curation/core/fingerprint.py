@@ -19,13 +19,23 @@ HASHED_COMMENT_COLUMNS = ("comment_id", "parent_id", "author", "text", "like_cou
                           "created_at")
 
 
-def record_hash_select(videos: str, comments: str, columns: str = "v.video_id") -> str:
-    """`SELECT <columns>, record_hash` for every row `v` of the relation `videos`."""
-    video_fields = ", ".join(f"v.{c}" for c in HASHED_VIDEO_COLUMNS)
+def record_hash_expr(row: str, extra: str | None = None, thread: str = "NULL") -> str:
+    """SQL for the fingerprint of the row `row` given its `extra` (the row's own column if
+    None) and its comment thread (a list of HASHED_COMMENT_COLUMNS structs, NULL for none)."""
+    fields = ", ".join(f"{row}.{c}" for c in HASHED_VIDEO_COLUMNS)
+    extra = extra or f"CAST({row}.extra AS VARCHAR)"
+    # an unnamed struct prints as a JSON array: the values by position, without the field
+    # names, which would double the bytes to hash
+    return f"sha256(to_json(row({fields}, {extra}, {thread})))"
+
+
+def record_hash_select(videos: str, comments: str, columns: str = "v.video_id", known: str | None = None) -> str:
+    """`SELECT <columns>, record_hash` for every row `v` of the relation `videos`; a row
+    whose column `known` is not null has its fingerprint there already."""
     comment_fields = ", ".join(HASHED_COMMENT_COLUMNS)
+    computed = record_hash_expr("v", thread="t.thread")
     return f"""
-        SELECT {columns}, sha256(to_json(struct_pack({video_fields},
-               extra := CAST(v.extra AS VARCHAR), thread := t.thread))) AS record_hash
+        SELECT {columns}, {f"coalesce(v.{known}, {computed})" if known else computed} AS record_hash
         FROM {videos} v LEFT JOIN (
             SELECT video_id, list(struct_pack({comment_fields}) ORDER BY comment_id) AS thread
             FROM {comments} WHERE video_id IN (SELECT video_id FROM {videos}) GROUP BY video_id

@@ -12,6 +12,8 @@ values (tests/ingest/test_columnar.py compares both paths on a fuzzed corpus).
 
 from __future__ import annotations
 
+from curation.core.catalog import sql_literal
+from curation.core.fingerprint import record_hash_expr
 from curation.ingest.generic import FieldRule, Mapping
 from curation.ingest.records import COUNT_FIELDS, LIST_FIELDS, STRING_FIELDS, VIDEO_FIELDS
 from curation.ingest.text import HASHTAG_STOPS, PY_WHITESPACE
@@ -47,10 +49,6 @@ _MAX_INT = 9_000_000_000_000_000_000
 _SQL_TYPES = {**dict.fromkeys(LIST_FIELDS, "VARCHAR[]"), **dict.fromkeys(COUNT_FIELDS, "BIGINT"),
               "author_verified": "BOOLEAN", "synthetic": "BOOLEAN", "duration_s": "DOUBLE",
               "published_at": "TIMESTAMP"}
-
-
-def sql_literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 _WS_CODES = ", ".join(str(ord(c)) for c in PY_WHITESPACE)
@@ -238,8 +236,9 @@ def used_keys(mapping: Mapping) -> str:
 
 def fast_rows_sql(mapping: Mapping, source: str, lines: str, max_field_bytes: int) -> str | None:
     """One row per line of the relation `lines(ord, raw_ref, text)`: `ok`, the catalog
-    columns, `record_native` (the id as mapped, for a duplicate's reject) and `has_extra`
-    (the line has unmapped fields, which Python writes as `extra`, as the per-record path does).
+    columns, `record_native` (the id as mapped, for a duplicate's reject), `has_extra`
+    (the line has unmapped fields, which Python writes as `extra`, as the per-record path does)
+    and `record_hash`, the fingerprint of a certain line without unmapped fields.
     None when the mapping itself is beyond the columnar rules."""
     rules = mapping.fields
     paths = [json_path(rule.path) for rule in rules.values()]
@@ -296,10 +295,14 @@ def fast_rows_sql(mapping: Mapping, source: str, lines: str, max_field_bytes: in
         checked AS (
             SELECT * REPLACE (CASE WHEN NOT readable THEN false WHEN keys = usual_keys THEN {nested_unique}
                                    ELSE list_unique(keys) = len(keys) AND {nested_unique} END AS readable)
-            FROM extracted){layers}
+            FROM extracted){layers},
+        certain AS (
         SELECT ord, raw_ref, coalesce(readable AND {' AND '.join(oks)}, false) AS ok,
                {sql_literal(source + "/")} || {native.s} AS record_native,
                {', '.join(columns)},
                CASE WHEN keys = usual_keys THEN usual_extra
                     ELSE NOT coalesce(list_has_all({used_keys(mapping)}, keys), true) END AS has_extra
-        FROM {previous}"""
+        FROM {previous})
+        -- certain lines have no comments, and those without unmapped fields no `extra`
+        SELECT *, CASE WHEN ok AND NOT has_extra THEN {record_hash_expr("c", extra="NULL")} END AS record_hash
+        FROM certain c"""

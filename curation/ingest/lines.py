@@ -16,9 +16,10 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from curation.core.catalog import sql_literal
 from curation.core.progress import note
 from curation.core.stage import StageRun
-from curation.ingest.columnar import fast_rows_sql, sql_literal
+from curation.ingest.columnar import fast_rows_sql
 from curation.ingest.generic import Mapping, source_record, unmapped
 from curation.ingest.load import (
     CANDIDATE_COLUMNS,
@@ -54,11 +55,11 @@ def merge_jsonl(run: StageRun, mapping: Mapping, path: Path, *, max_field_bytes:
             names = [c for c in CANDIDATE_COLUMNS if c not in ("ord", "record_id")]
             columns = ", ".join(names)
             fast_columns = ", ".join("e.extra" if c == "extra" else c for c in names)
-            fast_part = (f"SELECT ord, record_native AS record_id, {fast_columns} FROM fast "
-                         "LEFT JOIN fast_extra e USING (ord) WHERE ok UNION ALL " if sql is not None else "")
+            fast_part = (f"SELECT ord, record_native AS record_id, {fast_columns}, record_hash AS known_hash "
+                         "FROM fast LEFT JOIN fast_extra e USING (ord) WHERE ok UNION ALL " if sql is not None else "")
             con.execute(f"""CREATE OR REPLACE TEMP VIEW candidates AS {fast_part}
-                SELECT ord, record_id, {columns} FROM slow_rows""")
-            return merge_candidates(run, con, mapping.source, file_key=path.name, read=read,
+                SELECT ord, record_id, {columns}, NULL::VARCHAR AS known_hash FROM slow_rows""")
+            return merge_candidates(run, con, mapping.source, file_key=path.name, read=read, hashed=True,
                                     rejects=done.rejects, raws_of=lambda ords: _raws(path, ords))
         finally:
             drop_scratch(con, tables=("fast",), temp_views=("candidates", "jsonl_lines"),
@@ -70,7 +71,8 @@ def _check_lines(con: duckdb.DuckDBPyConnection, mapping: Mapping, path: Path, s
     """A chunk of lines at a time: the rows certain as columns go to the temp table `fast`,
     the others come back for the per-record rules. Returns the lines read, those others, the
     bytes of lines that are not UTF-8, and the `extra` of certain lines that have one."""
-    checks = sql if sql is not None else "SELECT ord, false AS ok, false AS has_extra FROM jsonl_lines"
+    checks = sql if sql is not None else \
+        "SELECT ord, false AS ok, false AS has_extra, NULL::VARCHAR AS record_hash FROM jsonl_lines"
     empty = pa.table({"ord": pa.array([], pa.int64()), "text": pa.array([], pa.large_string())})
     read, slow, invalid = 0, [], {}
     extra_ords: list[int] = []

@@ -18,6 +18,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from curation.core.catalog import sql_literal
 from curation.core.fingerprint import record_hash_select
 from curation.core.progress import note
 from curation.core.stage import StageRun
@@ -145,14 +146,16 @@ def ingest_connection(run: StageRun) -> Iterator[duckdb.DuckDBPyConnection]:
 
 
 def merge_candidates(run: StageRun, con: duckdb.DuckDBPyConnection, source: str, *, file_key: str, read: int,
-                     rejects: list[Reject], raws_of: Callable[[list[int]], dict[int, bytes]]) -> IngestResult:
+                     rejects: list[Reject], raws_of: Callable[[list[int]], dict[int, bytes]],
+                     hashed: bool = False) -> IngestResult:
     """Merge the relations `candidates` (CANDIDATE_COLUMNS) and `candidate_comments` (with
     the `ord` of their row) into the catalog; `rejects` are those already decided.
 
-    `file_key` names the input file; rejects are kept per (stage, source, file) so that a
+    With `hashed`, `candidates` has a column `known_hash`: the row's fingerprint where it
+    is already known. `file_key` names the input file; rejects are kept per (stage, source, file) so that a
     re-run replaces the rejects of its own file and no other.
     """
-    temps = ("ranked", "incoming", "incoming_comments", "changed")
+    temps = ("ranked", "incoming_comments", "changed")
     try:
         con.execute("""CREATE OR REPLACE TEMP TABLE ranked AS SELECT ord, video_id, raw_ref, record_id,
                 row_number() OVER (PARTITION BY video_id ORDER BY ord) AS n,
@@ -177,14 +180,17 @@ def merge_candidates(run: StageRun, con: duckdb.DuckDBPyConnection, source: str,
                 WHERE c.ord IN (SELECT ord FROM ranked WHERE n = 1)""", [run.run_id])
         # one row per video: a duplicate's `ord` is not among the first ones
         first = "WHERE ord IN (SELECT ord FROM ranked WHERE n = 1)" if duplicates else ""
-        con.execute(f"""CREATE OR REPLACE TEMP TABLE incoming AS
-                WITH accepted AS (SELECT * EXCLUDE (ord, record_id), ? AS ingest_run FROM candidates {first})
-                {record_hash_select('accepted', 'incoming_comments', columns='v.*')}""",
-                    [run.run_id])
+        # a view, not a copy: the merge reads it twice, the second time for the changed rows only
+        con.execute(f"""CREATE OR REPLACE TEMP VIEW incoming AS
+                WITH accepted AS (SELECT * EXCLUDE (ord, record_id), {sql_literal(run.run_id)} AS ingest_run
+                                  FROM candidates {first})
+                {record_hash_select('accepted', 'incoming_comments', columns='v.* EXCLUDE (known_hash)',
+                                    known='known_hash') if hashed else
+                 record_hash_select('accepted', 'incoming_comments', columns='v.*')}""")
         _merge(run, con, source, file_key, rejects, result)
         return result
     finally:
-        drop_scratch(con, tables=temps)
+        drop_scratch(con, tables=temps, temp_views=("incoming",))
 
 
 def drop_scratch(con: duckdb.DuckDBPyConnection, *, tables: tuple[str, ...] = (),
