@@ -273,6 +273,32 @@ MIGRATIONS: list[str] = [
     recompute_record_hashes_sql(),
     # 15: the fingerprint hashes the values by position (a JSON array), not by name
     recompute_record_hashes_sql(),
+    # 16: videos and comments without a primary key. DuckDB deletes an indexed row at about
+    # 16 µs (a re-ingest that updated a million counts spent 16 s deleting) and cannot drop
+    # the key, hence the copy; the ingest merge keeps one row per id by construction
+    """
+    CREATE TABLE videos_keyless (
+        video_id VARCHAR NOT NULL, source VARCHAR NOT NULL, native_id VARCHAR NOT NULL,
+        title VARCHAR, description VARCHAR, hashtags VARCHAR[], keywords VARCHAR[],
+        author_name VARCHAR, author_bio VARCHAR, author_verified BOOLEAN,
+        like_count BIGINT, comment_count BIGINT, collect_count BIGINT, share_count BIGINT,
+        duration_s DOUBLE, published_at TIMESTAMP, label VARCHAR, category VARCHAR,
+        synthetic BOOLEAN NOT NULL DEFAULT false, media_path VARCHAR,
+        raw_ref VARCHAR, ingest_run VARCHAR, extra JSON, record_hash VARCHAR,
+        metadata_missing BOOLEAN DEFAULT false
+    );
+    INSERT INTO videos_keyless BY NAME SELECT * FROM videos;
+    DROP TABLE videos;
+    ALTER TABLE videos_keyless RENAME TO videos;
+    CREATE TABLE comments_keyless (
+        comment_id VARCHAR NOT NULL, video_id VARCHAR NOT NULL, parent_id VARCHAR,
+        author VARCHAR, text VARCHAR, like_count BIGINT, time_s DOUBLE,
+        created_at TIMESTAMP, ingest_run VARCHAR
+    );
+    INSERT INTO comments_keyless BY NAME SELECT * FROM comments;
+    DROP TABLE comments;
+    ALTER TABLE comments_keyless RENAME TO comments;
+    """,
 ]
 
 

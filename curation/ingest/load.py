@@ -19,6 +19,7 @@ import duckdb
 import pyarrow as pa
 
 from curation.core.catalog import sql_literal
+from curation.core.errors import CurationError
 from curation.core.fingerprint import record_hash_select
 from curation.core.progress import note
 from curation.core.stage import StageRun
@@ -235,6 +236,11 @@ def _merge(run: StageRun, con: duckdb.DuckDBPyConnection, source: str, file_key:
                               "" if everything else "WHERE video_id IN (SELECT video_id FROM changed)")
         catalog.insert_staged("comments", "incoming_comments", COMMENT_COLUMNS,
                               "WHERE video_id IN (SELECT video_id FROM changed)")
+        # the catalog has no key constraint (see migration 16): one row per id is checked here
+        twice = con.execute("""SELECT video_id FROM videos WHERE video_id IN (SELECT video_id FROM changed)
+                GROUP BY video_id HAVING count(*) > 1 LIMIT 1""").fetchone()
+        if twice:
+            raise CurationError(f"ingest {source}: video {twice[0]} would be stored twice; nothing was written")
         # Rejects mirror the file's current state: ones that no longer occur go,
         # ones already recorded keep their original run id.
         con.execute("""

@@ -47,13 +47,17 @@ def test_a_previous_version_catalog_is_migrated_with_its_data(tmp_path):
         assert dict(cat.con.execute("SELECT task_id, state FROM task_states").fetchall()) == {
             "gui_like_1": "shortcut_passed", "gui_like_2": "needs_fix"}
         with pytest.raises(duckdb.ConstraintException):  # keys hold on the migrated tables too
-            cat.insert("videos", {"video_id": "FakeSV/1", "source": "FakeSV", "native_id": "1"})
+            cat.insert("feeds", {"feed_id": "feed-0-0000", "version": 2})
+        # videos keep their columns and constraints but no key (migration 16)
+        with pytest.raises(duckdb.ConstraintException):
+            cat.insert("videos", {"video_id": "FakeSV/2", "source": "FakeSV", "native_id": None})
+        assert cat.scalar("SELECT count(*) FROM duckdb_constraints() WHERE table_name = 'videos' "
+                          "AND constraint_type = 'PRIMARY KEY'") == 0
     with Catalog(path) as cat:  # opening again changes nothing
         assert cat.schema_version == len(MIGRATIONS)
 
 
-@pytest.mark.parametrize(("table", "row"), [
-    ("videos", {"video_id": "X/1", "source": "X", "native_id": "1"}),
+@pytest.mark.parametrize(("table", "row"), [  # videos and comments have none: the ingest merge keeps them unique
     ("feeds", {"feed_id": "f", "version": 1}),
     ("embeddings", {"model_id": "m", "text_sha256": "s"}),
     ("tasks", {"task_id": "gui_like_1", "version": 1}),
