@@ -159,14 +159,15 @@ class _Rule:
                 if target == "native_id":
                     return "NULL", "false"
                 value = "false" if target == "synthetic" else "NULL"
-                return value, f"coalesce({self.absent} OR ({nothing} AND {self.guard}), false)"
+                return value, self._certain(nothing)
         scalar = f"NOT {listed}"
         if target in ("native_id", *STRING_FIELDS):
             value = self._case([(f"{scalar} AND {string}", f"nullif({p}, '')"),
                                 (f"{scalar} AND {is_int}", s)])
             ok = f"({nothing} OR ({scalar} AND ({string} OR {is_int})))"
             if target == "native_id":
-                return value, f"coalesce(NOT {self.absent} AND {ok} AND {value} IS NOT NULL AND {self.guard}, false)"
+                return value, (f"CASE WHEN {self.absent} OR NOT coalesce({ok}, false) THEN false "
+                               f"ELSE coalesce({value} IS NOT NULL AND {self.guard}, false) END")
         elif target in LIST_FIELDS:
             all_strings = (f"CASE WHEN readable THEN list_bool_and(list_transform("
                            f"json_type(text, {sql_literal(self.path + '[*]')}), lambda x: x = 'VARCHAR')) END")
@@ -174,8 +175,8 @@ class _Rule:
             if extract is not None:
                 branches.insert(0, (string, self.list))
             value = self._case(branches)
-            array = "false" if extract == "hashtags" else \
-                f"({t} = 'ARRAY' AND coalesce({array_length} = 0 OR {all_strings}, false))"
+            array = "false" if extract == "hashtags" else _first(
+                (f"{t} = 'ARRAY'", f"coalesce(CASE WHEN {array_length} = 0 THEN true ELSE {all_strings} END, false)"))
             ok = f"({nothing} OR {listed} OR {array})"
         elif target in COUNT_FIELDS:
             text = f"replace(replace({p}, ',', ''), '，', '')"
@@ -185,44 +186,57 @@ class _Rule:
             value = self._case([(is_int, as_int),
                                 (f"{t} = 'DOUBLE'", f"TRY_CAST(round_even({as_double}, 0) AS BIGINT)"),
                                 (string, f"TRY_CAST({from_text} AS BIGINT)")])
-            ok = (f"({nothing} OR ({scalar} AND (({is_int} AND {as_int} >= 0) "
-                  f"OR ({t} = 'DOUBLE' AND {as_double} BETWEEN 0 AND 1e15) "
-                  f"OR ({string} AND regexp_full_match({text}, {sql_literal(_COUNT_RE2)}) "
-                  f"AND {from_text} < {_MAX_INT}))))")
+            ok = f"({nothing} OR ({scalar} AND " + _first(
+                (is_int, f"{as_int} >= 0"), (f"{t} = 'DOUBLE'", f"{as_double} BETWEEN 0 AND 1e15"),
+                (string, f"regexp_full_match({text}, {sql_literal(_COUNT_RE2)}) AND {from_text} < {_MAX_INT}")) + "))"
         elif target in ("author_verified", "synthetic"):
             value = self._case([(f"{t} = 'BOOLEAN'", f"TRY_CAST({s} AS BOOLEAN)"), (is_int, f"{as_int} > 0"),
                                 (f"{string} AND {s} = ''", "NULL"),
                                 (string, f"lower({p}) IN ('true', '1', '2')")])
             words = "'[Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee]|[012]'"
-            ok = (f"({nothing} OR ({scalar} AND ({t} = 'BOOLEAN' OR ({is_int} AND {as_int} >= 0) "
-                  f"OR ({string} AND ({s} = '' OR regexp_full_match({p}, {words}))))))")
+            ok = f"({nothing} OR ({scalar} AND " + _first(
+                (f"{t} = 'BOOLEAN'", "true"), (is_int, f"{as_int} >= 0"),
+                (string, f"{s} = '' OR regexp_full_match({p}, {words})")) + "))"
             if target == "synthetic":
                 value = f"coalesce({value}, false)"
         elif target == "duration_s":
             value = self._case([(f"{string} AND {s} = ''", "NULL"), (string, f"TRY_CAST({s} AS DOUBLE)"),
                                 (f"{t} IN ('BIGINT', 'UBIGINT', 'DOUBLE')", as_double)])
-            ok = (f"({nothing} OR ({scalar} AND (({string} AND ({s} = '' "
-                  f"OR regexp_full_match({s}, '[0-9]{{1,15}}(\\.[0-9]{{1,15}})?'))) "
-                  f"OR ({t} IN ('BIGINT', 'UBIGINT', 'DOUBLE') AND isfinite({as_double}) AND {as_double} >= 0))))")
+            ok = f"({nothing} OR ({scalar} AND " + _first(
+                (string, f"{s} = '' OR regexp_full_match({s}, '[0-9]{{1,15}}(\\.[0-9]{{1,15}})?')"),
+                (f"{t} IN ('BIGINT', 'UBIGINT', 'DOUBLE')", f"isfinite({as_double}) AND {as_double} >= 0")) + "))"
         elif target == "published_at":
             digits = f"(CASE WHEN {is_int} THEN {as_int} ELSE TRY_CAST({p} AS BIGINT) END)"
             epoch_ok = f"coalesce({digits} BETWEEN 0 AND 4000000000000, false)"
             epoch = (f"CASE WHEN NOT {epoch_ok} THEN NULL WHEN {digits} > 100000000000 "
                      f"THEN make_timestamp({digits} * 1000) ELSE make_timestamp({digits} * 1000000) END")
-            number_text = f"{string} AND regexp_full_match({p}, '[0-9]{{1,13}}')"
+            digits_only = f"regexp_full_match({p}, '[0-9]{{1,13}}')"
+            number_text = f"{string} AND {digits_only}"
             iso = f"TRY_CAST({p} AS TIMESTAMP)"
             value = self._case([(f"{string} AND {s} = ''", "NULL"), (number_text, epoch),
                                 (string, iso), (is_int, epoch)])
-            ok = (f"({nothing} OR ({scalar} AND (({string} AND {s} = '') "
-                  f"OR ({number_text} AND {epoch_ok}) "
-                  f"OR ({string} AND regexp_matches({p}, {sql_literal(_ISO_RE2)}) AND {iso} IS NOT NULL) "
-                  f"OR ({is_int} AND {epoch_ok}))))")
+            # a string of digits alone never matches _ISO_RE2, which needs a '-'
+            from_string = _first((f"{s} = ''", "true"), (digits_only, epoch_ok),
+                                 ("true", f"regexp_matches({p}, {sql_literal(_ISO_RE2)}) AND {iso} IS NOT NULL"))
+            ok = f"({nothing} OR ({scalar} AND " + _first((string, from_string), (is_int, epoch_ok)) + "))"
         elif target == "comments":  # only records without comments are vectorised
             value = "NULL"
-            ok = f"({extract is None} AND {t} = 'ARRAY' AND {array_length} = 0)"
+            ok = _first((f"{extract is None} AND {t} = 'ARRAY'", f"{array_length} = 0"))
         else:
             raise ValueError(f"no columnar rule for {target}")
-        return value, f"coalesce({self.absent} OR ({ok} AND {self.guard}), false)"
+        return value, self._certain(ok)
+
+    def _certain(self, ok: str) -> str:
+        """The field is absent, or `ok` and the guard hold (never null)."""
+        return (f"CASE WHEN {self.absent} THEN true WHEN NOT coalesce({ok}, false) THEN false "
+                f"ELSE coalesce({self.guard}, false) END")
+
+
+def _first(*branches: tuple[str, str]) -> str:
+    """The check of the first branch whose condition holds, else false. A CASE, because DuckDB
+    evaluates both sides of AND and OR for every row, but a THEN only for the rows it gets:
+    `t = 'ARRAY' AND json_array_length(...)` parsed every line again."""
+    return "CASE " + " ".join(f"WHEN {cond} THEN {check}" for cond, check in branches) + " ELSE false END"
 
 
 def _unique_keys(path: str) -> str:
@@ -297,7 +311,7 @@ def fast_rows_sql(mapping: Mapping, source: str, lines: str, max_field_bytes: in
                                    ELSE list_unique(keys) = len(keys) AND {nested_unique} END AS readable)
             FROM extracted){layers},
         certain AS (
-        SELECT ord, raw_ref, coalesce(readable AND {' AND '.join(oks)}, false) AS ok,
+        SELECT ord, raw_ref, {_first(*((f"NOT {c}", "false") for c in ["readable", *oks]), ("true", "true"))} AS ok,
                {sql_literal(source + "/")} || {native.s} AS record_native,
                {', '.join(columns)},
                CASE WHEN keys = usual_keys THEN usual_extra
