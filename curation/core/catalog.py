@@ -269,8 +269,9 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (release, model, task_id, position)
     );
     """,
-    # 14: the record fingerprint is computed in SQL (see core/fingerprint.py)
-    recompute_record_hashes_sql(),
+    # 14: the record fingerprint was computed in SQL by name; 15 recomputes it, so this
+    # step now does nothing (a catalog from before 14 would otherwise recompute twice)
+    "SELECT 1",
     # 15: the fingerprint hashes the values by position (a JSON array), not by name
     recompute_record_hashes_sql(),
     # 16: videos and comments without a primary key. DuckDB deletes an indexed row at about

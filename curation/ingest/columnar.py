@@ -31,9 +31,10 @@ HASHTAG_RE2 = "#(" + _re_class(PY_WHITESPACE + HASHTAG_STOPS, negate=True) + "{1
 # through: RE2 skips ahead to a literal first character, but not to an alternation.
 _TRAILING_COMMA_RE2 = r",[ \t\r\n]*[\]}]"
 _ODD_ESCAPE_RE2 = r"\\u[dD][89a-fA-F]|\\u0000"
-# A NaN or Infinity is a number to DuckDB: in a mapped field its type already makes the line
-# uncertain, and in an unmapped top-level field Python reads the line (and sends it per
-# record if it cannot). Only inside an object a dotted path goes through can one hide.
+# A NaN or Infinity is a double to DuckDB. In a mapped field a double or a container is
+# certain only where its type is checked (counts, durations, list items); in an unmapped
+# top-level field Python reads the line for `extra` (and sends it per record if it cannot).
+# Only inside an object a dotted path goes through can one hide from both.
 _NAN_RE2 = r"(?i)[:\[,][ \t\r\n]*-?(nan|inf)"
 # Python's json gives up on nesting near its recursion limit and on integers of more than
 # 4,300 digits; lines that might hold either (a cheap over-estimate) go per record.
@@ -154,7 +155,10 @@ class _Rule:
         nothing = "false"
         if extract == "hashtags":
             listed = f"({string} AND {self.list} IS NOT NULL)"
-            nothing = f"(NOT {string} OR {self.list} IS NULL)"
+            # a value that is not a string gives no hashtags; only scalars that cannot be a
+            # NaN or Infinity are certain (a container or a double may hold a spelling that only
+            # DuckDB reads, and Python refuses the line)
+            nothing = f"(({string} AND {self.list} IS NULL) OR {t} IN ('BIGINT', 'UBIGINT', 'BOOLEAN'))"
             if target not in LIST_FIELDS and target != "comments":
                 if target == "native_id":
                     return "NULL", "false"
@@ -241,11 +245,15 @@ def _first(*branches: tuple[str, str]) -> str:
 
 def _unique_keys(path: str) -> str:
     keys = f"json_keys(text, {sql_literal(path)})"
-    return f"list_unique({keys}) = len({keys})"
+    # no object at the path: nothing there can repeat (the fields under it are absent)
+    return f"coalesce(list_unique({keys}) = len({keys}), true)"
 
 
 def used_keys(mapping: Mapping) -> str:
-    return "[" + ", ".join(sql_literal(k) for k in sorted(mapping.used_fields)) + "]"
+    """The top-level keys a line may have without Python reading it for `extra`. `$key` (an
+    object file's record key) is not one of them: no rule reads a JSON Lines field of that
+    name, so Python must see it, if only to refuse a NaN spelled as only DuckDB reads it."""
+    return "[" + ", ".join(sql_literal(k) for k in sorted(mapping.used_fields - {"$key"})) + "]"
 
 
 def fast_rows_sql(mapping: Mapping, source: str, lines: str, max_field_bytes: int) -> str | None:
@@ -264,7 +272,7 @@ def fast_rows_sql(mapping: Mapping, source: str, lines: str, max_field_bytes: in
     nested_unique = " AND ".join(_unique_keys(json_path(p) or "") for p in prefixes) or "true"
     unique_paths = list(dict.fromkeys(paths))
     dotted = any("." in rule.path for rule in rules.values())
-    nan_test = f"WHEN regexp_matches(text, {sql_literal(_NAN_RE2)}) THEN false" if dotted else ""
+    nan_test = f"WHEN regexp_matches(text, {sql_literal(_NAN_RE2)}) THEN NULL" if dotted else ""
     built = [_Rule(target, rule, k, unique_paths.index(path) + 1, mapping)
              for k, ((target, rule), path) in enumerate(zip(rules.items(), paths, strict=True), start=1)]
     values, oks = {}, []
@@ -291,7 +299,7 @@ def fast_rows_sql(mapping: Mapping, source: str, lines: str, max_field_bytes: in
                         WHEN strlen(text) > 1000 AND ({_TOO_DEEP_OR_LONG}) THEN NULL
                         WHEN regexp_matches(text, {sql_literal(_TRAILING_COMMA_RE2)}) THEN NULL
                         WHEN contains(text, '\\u') AND regexp_matches(text, {sql_literal(_ODD_ESCAPE_RE2)}) THEN NULL
-                        {nan_test.replace("THEN false", "THEN NULL")}
+                        {nan_test}
                         ELSE try(json_keys(text)) END AS keys
             FROM {lines}),
         -- the keys most lines have, in their order: a line with exactly these needs no test

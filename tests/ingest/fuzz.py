@@ -69,7 +69,11 @@ def build_fuzzed_corpus(path: Path, n: int = 3000, seed: int = 11) -> None:
                                      # and inside an object a dotted path reads
                                      b'{"id": "m%d", "views": -Infinity}' % i, b'{"id": "l%d", "views": nan}' % i,
                                      b'{"id": "o%d", "author": {"name": "x", "age": inf}}' % i,
-                                     b'{"id": "p%d", "author": {"name": "x", "tags": [1 ,\n]}}' % i]))
+                                     b'{"id": "p%d", "author": {"name": "x", "tags": [1 ,\n]}}' % i,
+                                     # ... and where a rule takes any value that is not a string
+                                     b'{"id": "q%d", "caption": nan}' % i, b'{"id": "w%d", "caption": [inf]}' % i,
+                                     b'{"id": "j%d", "desc": {"x": -nan}}' % i, b'{"id": "k%d", "$key": nan}' % i,
+                                     b'{"id": "h%d", "$key": 1, "caption": 7}' % i]))
             continue
         text = json.dumps(_record(rng, i), ensure_ascii=rng.random() < 0.2)
         if roll < 0.03:
@@ -79,6 +83,19 @@ def build_fuzzed_corpus(path: Path, n: int = 3000, seed: int = 11) -> None:
 
 
 MAPPINGS = {
+    "flat": """source = "Fuzz"
+format = "jsonl"
+[fields]
+native_id = "id"
+title = { from = "desc", extract = "hashtags" }
+hashtags = { from = "caption", extract = "hashtags" }
+keywords = { from = "tags", extract = "list" }
+like_count = "likes"
+duration_s = "dur"
+published_at = "time"
+synthetic = "fake"
+comments = "comments"
+""",
     "list": """source = "Fuzz"
 format = "jsonl"
 [fields]
