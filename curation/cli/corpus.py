@@ -86,12 +86,14 @@ def show_config(
 
 
 @app.command()
-def keywords() -> None:
+def keywords(
+    executor: Annotated[str | None, typer.Option(help="local or ray (default: kind in the executor section).")] = None,
+) -> None:
     """Each video's keyword set, with the origin of every keyword."""
     from curation.corpus.keywords import build_keyword_sets
 
     with open_catalog() as cat:
-        counts = build_keyword_sets(cat, config().keywords)
+        counts = build_keyword_sets(cat, config().keywords, executor=executor_config(executor))
     typer.echo(f"{counts['videos']:,} videos: {counts['changed']:,} keyword sets changed, "
                f"{counts['empty']:,} without any keyword")
 

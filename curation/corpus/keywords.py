@@ -13,13 +13,16 @@ import hashlib
 import logging
 import re
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from curation.core.config import KeywordsConfig, as_dict
+from curation.core.config import ExecutorConfig, KeywordsConfig, as_dict
+from curation.core.executor import Resources, map_tables
 from curation.core.resources import resource_text
-from curation.core.stage import StageRun, stage
+from curation.core.stage import STAGES, StageRun, stage
 
 STOP_WORDS = frozenset(
     word for line in resource_text("stopwords.txt").splitlines()
@@ -119,25 +122,44 @@ def build_keyword_set(video: dict[str, Any], min_keywords: int = 3, top_k: int =
     return KeywordSet(video["video_id"], tuple(keywords), tuple(origins))
 
 
-@stage("keywords", command="curate keywords", reads=("videos",), writes=("keyword_sets",),
-       summary="a keyword set per video with each keyword's origin")
-def build_keyword_sets(run: StageRun, config: KeywordsConfig) -> dict[str, int]:
-    """Recompute every video's keyword set; rows whose set is unchanged are kept as they were."""
-    catalog = run.db
-    run.params.update(as_dict(config))
-    videos = catalog.rows("SELECT video_id, title, description, hashtags, keywords "
-                          "FROM videos ORDER BY video_id")
-    boilerplate = stop_patterns(tuple(config.stop_patterns)) if config.stop_patterns else _BOILERPLATE
-    sets = [build_keyword_set(v, config.min_keywords, config.extract_top_k, config.min_token_chars, boilerplate)
-            for v in run.progress(videos, "keywords", len(videos))]
-    incoming = pa.table({
-        "video_id": [s.video_id for s in sets],
+KEYWORD_BATCH = 20_000  # videos per batch: a Ray task's share, and a progress step
+
+
+def keyword_batch(min_keywords: int, top_k: int, min_chars: int, extra_stop_patterns: tuple[str, ...],
+                  videos: pa.Table) -> pa.Table:
+    """The keyword sets of a batch of videos (`video_id`, `title`, `description`, `hashtags`,
+    `keywords`): the per-batch function both executors run."""
+    boilerplate = stop_patterns(extra_stop_patterns) if extra_stop_patterns else _BOILERPLATE
+    sets = [build_keyword_set(v, min_keywords, top_k, min_chars, boilerplate) for v in videos.to_pylist()]
+    return pa.table({
+        "video_id": pa.array([s.video_id for s in sets], pa.string()),
         "keywords": pa.array([list(s.keywords) or None for s in sets], pa.list_(pa.string())),
         "origins": pa.array([list(s.origins) or None for s in sets], pa.list_(pa.string())),
-        "text": [s.text or None for s in sets],
-        "text_sha256": [s.text_sha256 if s.keywords else None for s in sets],
-        "run_id": [run.run_id] * len(sets),
+        "text": pa.array([s.text or None for s in sets], pa.string()),
+        "text_sha256": pa.array([s.text_sha256 if s.keywords else None for s in sets], pa.string()),
     })
+
+
+@stage("keywords", command="curate keywords [--executor local|ray]", reads=("videos",), writes=("keyword_sets",),
+       resources=Resources(cpus=1.0, memory_mb=1024),
+       summary="a keyword set per video with each keyword's origin; on Ray, batches of videos are tasks")
+def build_keyword_sets(run: StageRun, config: KeywordsConfig, executor: ExecutorConfig | None = None,
+                       batch_size: int = KEYWORD_BATCH) -> dict[str, int]:
+    """Recompute every video's keyword set; rows whose set is unchanged are kept as they were.
+    On either executor the sets are merged in one transaction at the end."""
+    catalog = run.db
+    executor = executor or ExecutorConfig()
+    run.params.update(as_dict(config), executor=executor.kind)
+    videos = catalog.con.execute("SELECT video_id, title, description, hashtags, keywords "
+                                 "FROM videos ORDER BY video_id").to_arrow_table()
+    batches = [videos.slice(at, batch_size) for at in range(0, len(videos), batch_size)]
+    work = partial(keyword_batch, config.min_keywords, config.extract_top_k, config.min_token_chars,
+                   tuple(config.stop_patterns))
+    done = map_tables(work, batches, executor, STAGES["keywords"].resources or Resources())
+    where = " on Ray" if executor.kind == "ray" else ""
+    results = list(run.progress(done, f"keywords for {len(videos):,} videos{where}", len(batches)))
+    incoming = pa.concat_tables(results) if results else work(videos)
+    incoming = incoming.append_column("run_id", pa.array([run.run_id] * len(incoming), pa.string()))
     con = catalog.con
     with catalog.staged(incoming_keywords=incoming):
         con.execute("""
@@ -151,6 +173,6 @@ def build_keyword_sets(run: StageRun, config: KeywordsConfig) -> dict[str, int]:
         catalog.insert_staged("keyword_sets", "incoming_keywords", incoming.column_names,
                               "WHERE video_id IN (SELECT video_id FROM changed_kw)")
         con.execute("DROP TABLE changed_kw")
-    run.counts.update(videos=len(sets), changed=int(changed), empty=sum(1 for s in sets if not s.keywords))
+    empty = int(pc.sum(pc.is_null(incoming["keywords"])).as_py() or 0)
+    run.counts.update(videos=len(incoming), changed=int(changed), empty=empty)
     return run.counts
-

@@ -59,3 +59,42 @@ def test_run_stores_sets_and_is_idempotent(tmp_path, catalog):
     assert second["changed"] == 0
     runs = catalog.con.execute("SELECT DISTINCT run_id FROM keyword_sets").fetchall()
     assert len(runs) == 1  # rows of the first run were left alone
+
+
+def test_on_ray_batches_of_videos_give_the_local_keyword_sets(tmp_path):
+    import signal
+
+    from curation.core.catalog import Catalog
+    from curation.core.config import ExecutorConfig
+
+    def stuck(*_):
+        raise TimeoutError("the Ray job did not finish within 300 s")
+
+    fakesv, kuairec = small_corpus(tmp_path / "raw")
+    config = KeywordsConfig(min_keywords=3, extract_top_k=5, min_token_chars=2, stop_patterns=["^搞笑$"])
+    stored = {}
+    previous = signal.signal(signal.SIGALRM, stuck)
+    signal.alarm(300)
+    try:
+        for kind in ("local", "ray"):
+            with Catalog(tmp_path / f"{kind}.duckdb") as cat:
+                ingest_path(cat, "fakesv", fakesv)
+                ingest_path(cat, "kuairec", kuairec)
+                executor = ExecutorConfig(kind=kind, shard_dir=str(tmp_path / "shards"))
+                # 1,400 videos in batches of 500: the Ray job reads three shards
+                counts = build_keyword_sets(cat, config, executor=executor, batch_size=500)
+                assert counts["videos"] == counts["changed"] == 1400
+                stored[kind] = cat.con.execute("SELECT video_id, keywords, origins, text, text_sha256 "
+                                               "FROM keyword_sets ORDER BY video_id").fetchall()
+                params = cat.scalar("SELECT params FROM runs WHERE stage = 'keywords'")
+                assert f'"executor": "{kind}"' in params and "^搞笑$" in params
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+        import ray
+
+        ray.shutdown()
+    assert not any((tmp_path / "shards").rglob("*.parquet"))
+    assert len(stored["local"]) == 1400 and stored["ray"] == stored["local"]
+    # the configured stop pattern reached the Ray workers: no set holds the word
+    assert not any("搞笑" in (keywords or []) for _, keywords, *_ in stored["ray"])
