@@ -54,9 +54,11 @@ class KeywordsConfig:
     min_token_chars: int = 2
     stop_patterns: list[str] = field(default_factory=list, metadata=_help(
         "regular expressions for keywords to drop, on top of the packaged resources/stop_patterns.txt"))
+    workers: int = field(default=0, metadata=_help(
+        "processes for a local run of more than one batch of 20k videos (0 = one per core)"))
 
     def __post_init__(self) -> None:
-        _at_least(self, "keywords", min_keywords=0, extract_top_k=1, min_token_chars=1)
+        _at_least(self, "keywords", min_keywords=0, extract_top_k=1, min_token_chars=1, workers=0)
         for pattern in self.stop_patterns:
             try:
                 re.compile(pattern)
@@ -243,7 +245,8 @@ class ReleaseConfig:
 @dataclass(frozen=True)
 class ExecutorConfig:
     kind: Literal["local", "ray"] = field(default="local", metadata=_help(
-        "ray: embed and media normalise run as Ray Data jobs (RAY_ADDRESS names a cluster, else a local Ray)"))
+        "ray: keywords, embed and media normalise run as Ray Data jobs "
+        "(RAY_ADDRESS names a cluster, else a local Ray)"))
     address: str = field(default="", metadata=_help("a Ray cluster when RAY_ADDRESS is unset; '' = start one here"))
     local_cpus: int = field(default=2, metadata=_help("CPUs of a Ray started here"))
     gpus_per_worker: float = field(default=0.0, metadata=_help(

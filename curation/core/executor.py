@@ -14,10 +14,12 @@ work runs as tasks (no actor pool), at most one fewer at a time than the CPUs Ra
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -73,10 +75,17 @@ def _on_shards(fn: BatchFn, shards: pa.Table) -> pa.Table:
     return pa.concat_tables([fn(pq.read_table(path)) for path in shards.column("shard").to_pylist()])
 
 
-def map_tables(fn: BatchFn, tables: list[pa.Table], config: ExecutorConfig, resources: Resources
-               ) -> Iterator[pa.Table]:
-    """`fn` over every table: in order here, as Ray tasks there (results in any order)."""
+def map_tables(fn: BatchFn, tables: list[pa.Table], config: ExecutorConfig, resources: Resources,
+               processes: int = 1) -> Iterator[pa.Table]:
+    """`fn` over every table: in order here (in `processes` worker processes when there is more
+    than one table), as Ray tasks there (results in any order)."""
     if config.kind == "local" or not tables:
+        if processes > 1 and len(tables) > 1:
+            # spawned, not forked: the catalog's DuckDB threads must not be copied mid-flight
+            context = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(min(processes, len(tables)), mp_context=context) as pool:
+                yield from pool.map(fn, tables)
+            return
         for table in tables:
             yield fn(table)
         return

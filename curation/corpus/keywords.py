@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import re
 from dataclasses import dataclass
 from functools import partial
@@ -150,12 +151,15 @@ def build_keyword_sets(run: StageRun, config: KeywordsConfig, executor: Executor
     catalog = run.db
     executor = executor or ExecutorConfig()
     run.params.update(as_dict(config), executor=executor.kind)
-    videos = catalog.con.execute("SELECT video_id, title, description, hashtags, keywords "
-                                 "FROM videos ORDER BY video_id").to_arrow_table()
+    videos = catalog.con.sql("SELECT video_id, title, description, hashtags, keywords "
+                             "FROM videos ORDER BY video_id").to_arrow_table()
     batches = [videos.slice(at, batch_size) for at in range(0, len(videos), batch_size)]
     work = partial(keyword_batch, config.min_keywords, config.extract_top_k, config.min_token_chars,
                    tuple(config.stop_patterns))
-    done = map_tables(work, batches, executor, STAGES["keywords"].resources or Resources())
+    workers = config.workers or os.cpu_count() or 1
+    processes = min(workers, len(batches)) if executor.kind == "local" and len(batches) > 1 else 1
+    run.params.update(processes=processes)
+    done = map_tables(work, batches, executor, STAGES["keywords"].resources or Resources(), processes=processes)
     where = " on Ray" if executor.kind == "ray" else ""
     results = list(run.progress(done, f"keywords for {len(videos):,} videos{where}", len(batches)))
     incoming = pa.concat_tables(results) if results else work(videos)

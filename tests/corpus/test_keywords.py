@@ -98,3 +98,25 @@ def test_on_ray_batches_of_videos_give_the_local_keyword_sets(tmp_path):
     assert len(stored["local"]) == 1400 and stored["ray"] == stored["local"]
     # the configured stop pattern reached the Ray workers: no set holds the word
     assert not any("搞笑" in (keywords or []) for _, keywords, *_ in stored["ray"])
+
+
+def test_local_worker_processes_give_the_sets_of_one_process(tmp_path):
+    from dataclasses import replace
+
+    from curation.core.catalog import Catalog
+
+    fakesv, kuairec = small_corpus(tmp_path / "raw")
+    config = KeywordsConfig(min_keywords=3, extract_top_k=5, min_token_chars=2, stop_patterns=["^搞笑$"])
+    stored = {}
+    for workers in (1, 2):
+        with Catalog(tmp_path / f"{workers}.duckdb") as cat:
+            ingest_path(cat, "fakesv", fakesv)
+            ingest_path(cat, "kuairec", kuairec)
+            # three batches of 500 videos: with two workers, two processes share them
+            counts = build_keyword_sets(cat, replace(config, workers=workers), batch_size=500)
+            assert counts["videos"] == counts["changed"] == 1400
+            stored[workers] = cat.con.execute("SELECT video_id, keywords, origins, text, text_sha256 "
+                                              "FROM keyword_sets ORDER BY video_id").fetchall()
+            assert f'"processes": {workers}' in cat.scalar("SELECT params FROM runs WHERE stage = 'keywords'")
+    assert len(stored[1]) == 1400 and stored[2] == stored[1]
+    assert not any("搞笑" in (keywords or []) for _, keywords, *_ in stored[2])
