@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from curation.cli.base import app, catalog_path, config, console, executor_config, open_catalog
-from curation.core.errors import CurationError
+from curation.core.errors import CurationError, UsageError
 
 
 @app.command()
@@ -88,12 +88,21 @@ def show_config(
 @app.command()
 def keywords(
     executor: Annotated[str | None, typer.Option(help="local or ray (default: kind in the executor section).")] = None,
+    workers: Annotated[int | None, typer.Option(
+        help="Local processes for more than 20k videos (default: [keywords] workers; 0 = one per core).")] = None,
 ) -> None:
     """Each video's keyword set, with the origin of every keyword."""
+    from dataclasses import replace
+
     from curation.corpus.keywords import build_keyword_sets
 
+    settings = config().keywords
+    if workers is not None:
+        if workers < 0:
+            raise UsageError(f"--workers {workers}: give 0 (one per core) or more")
+        settings = replace(settings, workers=workers)
     with open_catalog() as cat:
-        counts = build_keyword_sets(cat, config().keywords, executor=executor_config(executor))
+        counts = build_keyword_sets(cat, settings, executor=executor_config(executor))
     typer.echo(f"{counts['videos']:,} videos: {counts['changed']:,} keyword sets changed, "
                f"{counts['empty']:,} without any keyword")
 

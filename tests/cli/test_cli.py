@@ -157,7 +157,8 @@ def test_a_mistyped_command_line_is_one_error_line_with_exit_2(tmp_path):
     for args, message in [(("release", "verify"), "Missing argument 'VERSION'"),
                           (("grade", str(tmp_path), "--release", "1.0.0", "--jsn"), "No such option: --jsn"),
                           (("release", "frobnicate"), "No such command 'frobnicate'"),
-                          (("grade", str(tmp_path)), "Missing option '--release'")]:
+                          (("grade", str(tmp_path)), "Missing option '--release'"),
+                          (("keywords", "--workers", "-1"), "--workers -1: give 0 (one per core) or more")]:
         out = curate(*args)
         assert out.returncode == 2, (args, out.stderr)
         assert "Traceback" not in out.stderr and message.lower() in out.stderr.lower(), out.stderr
