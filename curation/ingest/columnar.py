@@ -16,14 +16,16 @@ from curation.core.catalog import sql_literal
 from curation.core.fingerprint import record_hash_expr
 from curation.ingest.generic import FieldRule, Mapping
 from curation.ingest.records import COUNT_FIELDS, LIST_FIELDS, STRING_FIELDS, VIDEO_FIELDS
-from curation.ingest.text import HASHTAG_STOPS, PY_WHITESPACE
+from curation.ingest.sql_text import (
+    HASHTAG_RE2,
+    LIST_EDGES,
+    QUOTES,
+    WS_CLASS,
+    cleaned_list,
+    deduped_list,
+    pystrip,
+)
 
-
-def _re_class(chars: str, negate: bool = False) -> str:
-    return "[" + ("^" if negate else "") + "".join(f"\\x{{{ord(c):X}}}" for c in chars) + "]"
-
-
-HASHTAG_RE2 = "#(" + _re_class(PY_WHITESPACE + HASHTAG_STOPS, negate=True) + "{1,64})#?"
 # Lines DuckDB's JSON reader accepts but Python's does not (trailing commas; NaN and
 # Infinity in spellings Python does not read), and escapes whose decoding may differ (lone
 # surrogates, NUL): such lines take the per-record path. A false alarm costs only speed.
@@ -52,41 +54,12 @@ _SQL_TYPES = {**dict.fromkeys(LIST_FIELDS, "VARCHAR[]"), **dict.fromkeys(COUNT_F
               "published_at": "TIMESTAMP"}
 
 
-_WS_CODES = ", ".join(str(ord(c)) for c in PY_WHITESPACE)
-_STRIP_RE2 = sql_literal(f"^{_re_class(PY_WHITESPACE)}+|{_re_class(PY_WHITESPACE)}+$")
-
-
-def pystrip(expr: str) -> str:
-    """`str.strip()` in SQL: Unicode white space off both ends. Only a string whose first
-    or last character is white space is touched (that test is cheaper by code point than
-    by regular expression), and a regular expression strips it: DuckDB's `trim` by a set
-    of characters is several times slower."""
-    edge = f"unicode({expr}) IN ({_WS_CODES}) OR unicode({expr}[-1:]) IN ({_WS_CODES})"
-    return f"CASE WHEN {edge} THEN regexp_replace({expr}, {_STRIP_RE2}, '', 'g') ELSE {expr} END"
-
-
-def _cleaned(expr: str, stripped: bool = False) -> str:
-    """`_clean_list` before its de-duplication: items stripped (unless they cannot have white
-    space at either end), empty ones dropped."""
-    items = expr if stripped else f"list_transform({expr}, lambda x: {pystrip('x')})"
-    return f"list_filter({items}, lambda x: x <> '')"
-
-
-def _deduped(column: str) -> str:
-    return f"nullif(list_filter({column}, lambda x, i: list_position({column}, x) = i), [])"
-
-
 def json_path(path: str) -> str | None:
     """The DuckDB JSON path of a dotted mapping path, or None if a part cannot be quoted."""
     parts = path.split(".")
     if any(not p or '"' in p or "\\" in p or not p.isprintable() for p in parts):
         return None
     return "$." + ".".join(f'"{p}"' for p in parts)
-
-
-_QUOTES = sql_literal("'\"")
-_WS_CLASS = sql_literal(_re_class(PY_WHITESPACE))
-_LIST_EDGES = sql_literal(_re_class(PY_WHITESPACE + "'\""))
 
 
 class _Rule:
@@ -112,26 +85,26 @@ class _Rule:
         extract = rule.extract
         if extract == "hashtags":  # a hashtag holds no white space at all (HASHTAG_RE2 excludes it)
             tags = f"regexp_extract_all({s}, {sql_literal(HASHTAG_RE2)}, 1)"
-            cleaned = _cleaned(f"CASE WHEN contains({s}, '#') THEN {tags} ELSE []::VARCHAR[] END", stripped=True)
+            cleaned = cleaned_list(f"CASE WHEN contains({s}, '#') THEN {tags} ELSE []::VARCHAR[] END", stripped=True)
         elif extract in ("list", "split"):
             if extract == "list":
                 inner = f"CASE WHEN starts_with({p}, '[') AND ends_with({p}, ']') THEN {p}[2:-2] ELSE {p} END"
-                items, edges = f"string_split({inner}, ',')", _LIST_EDGES
-                unquoted = f"list_transform({items}, lambda x: trim({pystrip('x')}, {_QUOTES}))"
+                items, edges = f"string_split({inner}, ',')", LIST_EDGES
+                unquoted = f"list_transform({items}, lambda x: trim({pystrip('x')}, {QUOTES}))"
                 quoted = f"list_filter({unquoted}, lambda x: x <> '')"
             else:
-                items, edges = f"string_split({s}, {sql_literal(rule.sep)})", _WS_CLASS
+                items, edges = f"string_split({s}, {sql_literal(rule.sep)})", WS_CLASS
                 quoted = items
             # items strip only where the text has white space (or a quote) at all
-            cleaned = (f"CASE WHEN regexp_matches({s}, {edges}) THEN {_cleaned(quoted)} "
-                       f"ELSE {_cleaned(items, stripped=True)} END")
+            cleaned = (f"CASE WHEN regexp_matches({s}, {edges}) THEN {cleaned_list(quoted)} "
+                       f"ELSE {cleaned_list(items, stripped=True)} END")
         if extract is not None:
             self.layers[3].append(f"CASE WHEN {t} = 'VARCHAR' THEN {cleaned} END AS c{k}")
-            self.layers[4].append(f"{_deduped(f'c{k}')} AS {self.list}")
+            self.layers[4].append(f"{deduped_list(f'c{k}')} AS {self.list}")
         if target in LIST_FIELDS:
             strings = f"json_extract_string(text, {sql_literal(self.path + '[*]')})"
-            self.layers[3].append(f"CASE WHEN {t} = 'ARRAY' THEN {_cleaned(strings)} END AS e{k}")
-            self.layers[4].append(f"{_deduped(f'e{k}')} AS {self.array}")
+            self.layers[3].append(f"CASE WHEN {t} = 'ARRAY' THEN {cleaned_list(strings)} END AS e{k}")
+            self.layers[4].append(f"{deduped_list(f'e{k}')} AS {self.array}")
         bool_sentinel = any(m in ("True", "False") for m in mapping.missing)
         self.guard = f"NOT ({t} = 'BOOLEAN')" if bool_sentinel else "true"
         if target in mapping.strip_html:  # html.unescape is left to Python

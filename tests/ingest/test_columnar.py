@@ -146,7 +146,7 @@ def test_the_sql_spellings_of_python_text_rules_agree_with_python():
 
     import duckdb
 
-    from curation.ingest.columnar import HASHTAG_RE2, pystrip
+    from curation.ingest.sql_text import HASHTAG_RE2, pystrip
     from curation.ingest.text import PY_WHITESPACE, extract_hashtags
 
     assert "".join(c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace()) == PY_WHITESPACE
