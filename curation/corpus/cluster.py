@@ -71,22 +71,48 @@ def hdbscan_labels(points: np.ndarray, backend: str, min_cluster_size: int, min_
     return np.asarray(labels, dtype=np.int64), np.asarray(model.probabilities_, dtype=np.float64)
 
 
-def assign_noise(points: np.ndarray, labels: np.ndarray, min_similarity: float) -> np.ndarray:
+def cluster_sums(points: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The clusters (labels >= 0) and the sum of their points, in one pass over the points
+    sorted by label (not one pass per cluster: thousands of clusters over a million points)."""
+    inside = np.flatnonzero(labels >= 0)
+    order = inside[np.argsort(labels[inside], kind="stable")]
+    clusters, starts = np.unique(labels[order], return_index=True)
+    if not len(clusters):
+        return clusters, np.zeros((0, points.shape[1]))
+    return clusters, np.add.reduceat(points[order], starts, axis=0)
+
+
+def assign_noise(points: np.ndarray, labels: np.ndarray, min_similarity: float,
+                 budget: int = 50_000_000) -> np.ndarray:
     """Noise points join the cluster whose centroid is most similar (cosine, in the clustering's
-    space) when that similarity reaches `min_similarity`; the rest stay noise."""
-    clusters = np.unique(labels[labels >= 0])
+    space) when that similarity reaches `min_similarity`; the rest stay noise. Similarities are
+    computed for a chunk of points at a time, at most `budget` of them (400 MB): all at once, a
+    million points against thousands of centroids would not fit in memory."""
+    clusters, sums = cluster_sums(points, labels)
     noise = np.flatnonzero(labels < 0)
     if not len(clusters) or not len(noise):
         return labels
-    centroids = np.stack([points[labels == c].mean(axis=0) for c in clusters])
-    centroids /= np.maximum(np.linalg.norm(centroids, axis=1, keepdims=True), 1e-12)
-    unit = points[noise] / np.maximum(np.linalg.norm(points[noise], axis=1, keepdims=True), 1e-12)
-    sims = unit @ centroids.T
-    best = sims.argmax(axis=1)
+    centroids = sums / np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)
+    chunk = max(1, budget // len(clusters))
     assigned = labels.copy()
-    take = sims[np.arange(len(noise)), best] >= min_similarity
-    assigned[noise[take]] = clusters[best[take]]
+    for start in range(0, len(noise), chunk):
+        part = noise[start:start + chunk]
+        unit = points[part] / np.maximum(np.linalg.norm(points[part], axis=1, keepdims=True), 1e-12)
+        sims = unit @ centroids.T
+        best = sims.argmax(axis=1)
+        take = sims[np.arange(len(part)), best] >= min_similarity
+        assigned[part[take]] = clusters[best[take]]
     return assigned
+
+
+def medoid(members: np.ndarray) -> tuple[int, float]:
+    """The member (unit rows) with the highest mean cosine to the others, and the cluster's mean
+    of those means. A member's similarities to all members, summed, is its product with their
+    sum: no n-by-n matrix for a cluster of 100k members. Members with the same keyword set tie;
+    the first of them, not rounding, is the medoid."""
+    mean_to_others = (members @ members.sum(axis=0) - 1.0) / max(len(members) - 1, 1)
+    at = int(np.flatnonzero(mean_to_others >= mean_to_others.max() - 1e-9)[0])
+    return at, float(np.clip(mean_to_others.mean(), -1.0, 1.0))
 
 
 def unite_identical(labels: np.ndarray, texts: list[str]) -> np.ndarray:
@@ -212,11 +238,8 @@ def cluster_videos(run: StageRun, config: ClusterConfig, model_spec: str) -> Clu
                       config.top_keywords)
     cluster_rows = []
     for c, idx in sorted(by_cluster.items()):
-        sims = full[idx] @ full[idx].T
-        mean_to_others = (sims.sum(axis=1) - 1.0) / max(len(idx) - 1, 1)
-        medoid = video_ids[idx[int(np.argmax(mean_to_others))]]
-        cluster_rows.append((c, len(idx), top[c], medoid,
-                             round(float(np.clip(mean_to_others.mean(), -1.0, 1.0)), 6)))
+        at, mean_similarity = medoid(full[idx])
+        cluster_rows.append((c, len(idx), top[c], video_ids[idx[at]], round(mean_similarity, 6)))
 
     members = pa.table({
         "run_id": [run.run_id] * len(video_ids), "video_id": video_ids,

@@ -6,7 +6,14 @@ import numpy as np
 
 from curation.core.catalog import Catalog
 from curation.core.config import load_config
-from curation.corpus.cluster import assign_noise, class_tfidf, cluster_videos, drop_small, latest_cluster_run
+from curation.corpus.cluster import (
+    assign_noise,
+    class_tfidf,
+    cluster_videos,
+    drop_small,
+    latest_cluster_run,
+    medoid,
+)
 from curation.reports import cluster_report
 
 CONFIG = load_config()
@@ -110,6 +117,39 @@ def test_noise_assignment_joins_near_points_only():
     assigned = assign_noise(points, labels, min_similarity=0.6)
     assert assigned.tolist() == [0, 0, 1, 1, 0, -1]  # the far point stays noise
     assert drop_small(np.array([0, 0, 1, -1]), 2).tolist() == [0, 0, -1, -1]
+
+
+def test_noise_assignment_in_small_chunks_equals_every_point_against_every_centroid():
+    rng = np.random.default_rng(3)
+    points = rng.normal(size=(600, 8))
+    labels = np.where(rng.random(600) < 0.5, -1, rng.integers(0, 12, 600))
+    # the reference: each centroid the mean of its members, every noise point at once
+    clusters = np.unique(labels[labels >= 0])
+    centroids = np.stack([points[labels == c].mean(axis=0) for c in clusters])
+    centroids /= np.linalg.norm(centroids, axis=1, keepdims=True)
+    noise = np.flatnonzero(labels < 0)
+    sims = (points[noise] / np.linalg.norm(points[noise], axis=1, keepdims=True)) @ centroids.T
+    expected = labels.copy()
+    near = sims.max(axis=1) >= 0.3
+    expected[noise[near]] = clusters[sims.argmax(axis=1)[near]]
+    assert 0 < near.sum() < len(noise)  # some join, some stay noise
+    for budget in (len(clusters) * 7, 10**9):  # chunks of 7 points, and all at once
+        assert assign_noise(points, labels, 0.3, budget=budget).tolist() == expected.tolist()
+
+
+def test_the_medoid_is_the_member_nearest_the_others_and_ties_go_to_the_first():
+    rng = np.random.default_rng(5)
+    members = rng.normal(size=(300, 16))
+    members[[40, 7]] = members[120]  # three members with one keyword set
+    members /= np.linalg.norm(members, axis=1, keepdims=True)
+    pairwise = members @ members.T
+    mean_to_others = (pairwise.sum(axis=1) - 1.0) / (len(members) - 1)
+    at, mean_similarity = medoid(members)
+    assert np.isclose(mean_to_others[at], mean_to_others.max(), atol=1e-12)
+    assert np.isclose(mean_similarity, mean_to_others.mean())
+    centre_of_ties = members.mean(axis=0)  # pull the tied members to the middle: they win
+    members[[7, 40, 120]] = centre_of_ties / np.linalg.norm(centre_of_ties)
+    assert medoid(members)[0] == 7
 
 
 def test_past_sample_above_a_stratified_sample_is_clustered_and_the_rest_assigned(embedded_catalog_file, tmp_path):
