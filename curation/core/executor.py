@@ -105,16 +105,16 @@ def sweep_stale_shards(root: Path) -> list[Path]:
 
 def map_tables(fn: BatchFn, tables: list[pa.Table], config: ExecutorConfig, resources: Resources,
                processes: int = 1) -> Iterator[pa.Table]:
-    """`fn` over every table: in order here (in `processes` worker processes when there is more
-    than one table), as Ray tasks there (results in any order). Either way, shard folders that
-    killed jobs of this host left are removed first."""
+    """`fn` over every table: in order here (in `processes` worker processes, if more than one),
+    as Ray tasks there (results in any order). Either way, shard folders that killed jobs of
+    this host left are removed first."""
     root = Path(config.shard_dir)
     sweep_stale_shards(root)
     if config.kind == "local" or not tables:
-        if processes > 1 and len(tables) > 1:
+        if processes > 1:
             # spawned, not forked: the catalog's DuckDB threads must not be copied mid-flight
             context = multiprocessing.get_context("spawn")
-            with ProcessPoolExecutor(min(processes, len(tables)), mp_context=context) as pool:
+            with ProcessPoolExecutor(processes, mp_context=context) as pool:
                 yield from pool.map(fn, tables)
             return
         for table in tables:

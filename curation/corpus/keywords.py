@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from curation.core.config import ExecutorConfig, KeywordsConfig, as_dict
-from curation.core.executor import Resources, map_tables
+from curation.core.executor import Resources, map_tables, worker_resources
 from curation.core.resources import resource_text
 from curation.core.stage import STAGES, StageRun, stage
 
@@ -159,7 +159,8 @@ def build_keyword_sets(run: StageRun, config: KeywordsConfig, executor: Executor
     workers = config.workers or os.cpu_count() or 1
     processes = min(workers, len(batches)) if executor.kind == "local" and len(batches) > 1 else 1
     run.params.update(processes=processes)
-    done = map_tables(work, batches, executor, STAGES["keywords"].resources or Resources(), processes=processes)
+    done = map_tables(work, batches, executor, worker_resources(STAGES["keywords"].resources, executor),
+                      processes=processes)
     where = " on Ray" if executor.kind == "ray" else ""
     results = list(run.progress(done, f"keywords for {len(videos):,} videos{where}", len(batches)))
     incoming = pa.concat_tables(results) if results else work(videos)

@@ -52,14 +52,13 @@ def merge_jsonl(run: StageRun, mapping: Mapping, path: Path, *, max_field_bytes:
             con.register("slow_rows", done.videos)
             con.register("fast_extra", extras)
             con.register("candidate_comments", done.comments)
-            names = [c for c in CANDIDATE_COLUMNS if c not in ("ord", "record_id")]
-            columns = ", ".join(names)
-            fast_columns = ", ".join("e.extra" if c == "extra" else c for c in names)
-            fast_part = (f"SELECT ord, record_native AS record_id, {fast_columns}, record_hash AS known_hash "
-                         "FROM fast LEFT JOIN fast_extra e USING (ord) WHERE ok UNION ALL " if sql is not None else "")
-            con.execute(f"""CREATE OR REPLACE TEMP VIEW candidates AS {fast_part}
-                SELECT ord, record_id, {columns}, NULL::VARCHAR AS known_hash FROM slow_rows""")
-            return merge_candidates(run, con, mapping.source, file_key=path.name, read=read, hashed=True,
+            columns = ", ".join(CANDIDATE_COLUMNS)
+            in_fast = {"record_id": "record_native", "extra": "e.extra", "known_hash": "record_hash"}
+            fast_columns = ", ".join(f"{in_fast.get(c, c)} AS {c}" for c in CANDIDATE_COLUMNS)
+            fast_part = (f"SELECT {fast_columns} FROM fast LEFT JOIN fast_extra e USING (ord) WHERE ok UNION ALL "
+                         if sql is not None else "")
+            con.execute(f"CREATE OR REPLACE TEMP VIEW candidates AS {fast_part} SELECT {columns} FROM slow_rows")
+            return merge_candidates(run, con, mapping.source, file_key=path.name, read=read,
                                     rejects=done.rejects, raws_of=lambda ords: _raws(path, ords))
         finally:
             drop_scratch(con, tables=("fast",), temp_views=("candidates", "jsonl_lines"),

@@ -31,7 +31,9 @@ VIDEO_COLUMNS = (
     "collect_count", "share_count", "duration_s", "published_at", "label", "category",
     "synthetic", "media_path", "raw_ref", "ingest_run", "extra", "record_hash",
 )
-CANDIDATE_COLUMNS = ("ord", "record_id", *(c for c in VIDEO_COLUMNS if c not in ("ingest_run", "record_hash")))
+# `known_hash`: a row's fingerprint where its path already computed it (else null)
+CANDIDATE_COLUMNS = ("ord", "record_id", *(c for c in VIDEO_COLUMNS if c not in ("ingest_run", "record_hash")),
+                     "known_hash")
 COMMENT_COLUMNS = ("comment_id", "video_id", "parent_id", "author", "text", "like_count",
                    "time_s", "created_at", "ingest_run")
 
@@ -110,7 +112,7 @@ def normalise_records(run: StageRun, source: str, records: Iterable[tuple[int, S
         except RecordError as exc:
             rejects.append((record.raw_ref, str(exc), record.raw, record_id_of(source, record)))
             continue
-        row.update(ord=ord_, record_id=record_id_of(source, record))
+        row.update(ord=ord_, record_id=record_id_of(source, record), known_hash=None)
         raws[ord_] = record.raw
         videos.append(row)
         comments.extend({**c, "ord": ord_} for c in row_comments)
@@ -155,13 +157,11 @@ def ingest_connection(run: StageRun) -> Iterator[duckdb.DuckDBPyConnection]:
 
 
 def merge_candidates(run: StageRun, con: duckdb.DuckDBPyConnection, source: str, *, file_key: str, read: int,
-                     rejects: list[Reject], raws_of: Callable[[list[int]], dict[int, bytes]],
-                     hashed: bool = False) -> IngestResult:
+                     rejects: list[Reject], raws_of: Callable[[list[int]], dict[int, bytes]]) -> IngestResult:
     """Merge the relations `candidates` (CANDIDATE_COLUMNS) and `candidate_comments` (with
     the `ord` of their row) into the catalog; `rejects` are those already decided.
 
-    With `hashed`, `candidates` has a column `known_hash`: the row's fingerprint where it
-    is already known. `file_key` names the input file; rejects are kept per (stage, source, file) so that a
+    `file_key` names the input file; rejects are kept per (stage, source, file) so that a
     re-run replaces the rejects of its own file and no other.
     """
     temps = ("ranked", "incoming_comments", "changed")
@@ -194,8 +194,7 @@ def merge_candidates(run: StageRun, con: duckdb.DuckDBPyConnection, source: str,
                 WITH accepted AS (SELECT * EXCLUDE (ord, record_id), {sql_literal(run.run_id)} AS ingest_run
                                   FROM candidates {first})
                 {record_hash_select('accepted', 'incoming_comments', columns='v.* EXCLUDE (known_hash)',
-                                    known='known_hash') if hashed else
-                 record_hash_select('accepted', 'incoming_comments', columns='v.*')}""")
+                                    known='known_hash')}""")
         _merge(run, con, source, file_key, rejects, result)
         return result
     finally:
