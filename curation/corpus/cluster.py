@@ -36,10 +36,18 @@ class ClusterResult:
     quality: dict[str, Any] = field(default_factory=dict)
 
 
+def centred_rows(vectors: np.ndarray, mean: np.ndarray) -> np.ndarray:
+    """`vectors` less the corpus `mean`, re-normalised (in the vectors' own precision). Row by
+    row this is exactly what `centre` gives those rows, so a caller can centre one cluster at a
+    time instead of holding a float64 copy of every vector."""
+    centred = vectors - mean
+    centred /= np.maximum(np.linalg.norm(centred, axis=1, keepdims=True), 1e-12)
+    return centred
+
+
 def centre(vectors: np.ndarray, dims: int | None = None, seed: int = 0) -> np.ndarray:
     """Subtract the mean, re-normalise, optionally reduce with PCA and re-normalise."""
-    centred = vectors - vectors.mean(axis=0, keepdims=True)
-    centred /= np.maximum(np.linalg.norm(centred, axis=1, keepdims=True), 1e-12)
+    centred = centred_rows(vectors, vectors.mean(axis=0, keepdims=True))
     if dims and dims < centred.shape[1] and len(centred) > dims:
         from sklearn.decomposition import PCA
 
@@ -229,7 +237,12 @@ def cluster_videos(run: StageRun, config: ClusterConfig, model_spec: str) -> Clu
         labels = assign_noise(points, labels, config.assign_noise_similarity)
         labels = unite_identical(labels, texts)  # identical points are equally near every centroid
     run.counts["clustered_points"] = int(len(chosen))
-    full = centre(vectors) if config.centre else vectors.astype(float)
+    mean = vectors.mean(axis=0, keepdims=True)  # as `centre` takes it; the medoids centre cluster by cluster
+
+    def members_of(idx: list[int]) -> np.ndarray:
+        rows = vectors[idx]
+        return (centred_rows(rows, mean) if config.centre else rows).astype(np.float64)
+
     by_cluster: dict[int, list[int]] = {}
     for i, label in enumerate(labels):
         if label >= 0:
@@ -238,7 +251,7 @@ def cluster_videos(run: StageRun, config: ClusterConfig, model_spec: str) -> Clu
                       config.top_keywords)
     cluster_rows = []
     for c, idx in sorted(by_cluster.items()):
-        at, mean_similarity = medoid(full[idx])
+        at, mean_similarity = medoid(members_of(idx))
         cluster_rows.append((c, len(idx), top[c], video_ids[idx[at]], round(mean_similarity, 6)))
 
     members = pa.table({

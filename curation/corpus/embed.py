@@ -14,10 +14,11 @@ from typing import Protocol
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from curation.core.catalog import Catalog
 from curation.core.config import EmbeddingConfig, ExecutorConfig
-from curation.core.errors import ConfigError
+from curation.core.errors import ConfigError, CurationError
 from curation.core.executor import Resources, map_tables, worker_resources
 from curation.core.stage import STAGES, StageRun, stage
 
@@ -118,21 +119,19 @@ def embed_keyword_sets(run: StageRun, config: EmbeddingConfig, embedder: Embedde
     model_id = embedder.model_id if embedder is not None else model_id_for(config.model)
     batch_size = config.batch_size
     run.params.update(model=model_id, batch_size=batch_size, executor=executor.kind)
-    todo = catalog.con.execute("""
+    todo = catalog.con.sql("""
         SELECT DISTINCT k.text_sha256, k.text FROM keyword_sets k
         WHERE k.text_sha256 IS NOT NULL AND NOT EXISTS (
             SELECT 1 FROM embeddings e WHERE e.model_id = ? AND e.text_sha256 = k.text_sha256)
-        ORDER BY k.text_sha256""", [model_id]).fetchall()
-    batches = [pa.table({"text_sha256": [sha for sha, _ in todo[i:i + batch_size]],
-                         "text": [text for _, text in todo[i:i + batch_size]]})
-               for i in range(0, len(todo), batch_size)]
+        ORDER BY k.text_sha256""", params=[model_id]).to_arrow_table()
+    batches = [todo.slice(i, batch_size) for i in range(0, len(todo), batch_size)]
     # an embedder handed in (tests, benchmarks) is this process's own: it runs here
     work = partial(encode_with, embedder) if embedder is not None else partial(encode_batch, config.model)
     if embedder is not None:
         executor = ExecutorConfig()
 
-    def merge(tables: list[pa.Table]) -> None:
-        table = pa.concat_tables(tables).sort_by("text_sha256")
+    def merge(table: pa.Table) -> None:
+        table = table.sort_by("text_sha256")
         table = table.append_column("model_id", pa.array([model_id] * len(table))).append_column(
             "run_id", pa.array([run.run_id] * len(table), pa.string()))
         with catalog.staged(incoming_vectors=table), catalog.transaction():
@@ -144,9 +143,13 @@ def embed_keyword_sets(run: StageRun, config: EmbeddingConfig, embedder: Embedde
     results = map_tables(work, batches, executor, resources)
     if executor.kind == "local":
         for done in run.progress(results, f"embed {len(todo):,} texts", len(batches)):
-            merge([done])
+            merge(done)
     elif batches:
-        merge(list(run.progress(results, f"embed {len(todo):,} texts on Ray", len(batches))))
+        # one transaction for the whole job, so that a killed job leaves the catalog as it was,
+        # filled a result at a time: the driver holds one batch of vectors, not all of them
+        with catalog.transaction():
+            for done in run.progress(results, f"embed {len(todo):,} texts on Ray", len(batches)):
+                merge(done)
     total = catalog.scalar("SELECT count(*) FROM keyword_sets WHERE text_sha256 IS NOT NULL")
     run.counts.update(videos_with_keywords=int(total), texts_encoded=len(todo),
                       texts_cached=int(catalog.scalar("SELECT count(*) FROM embeddings WHERE model_id = ?",
@@ -155,11 +158,22 @@ def embed_keyword_sets(run: StageRun, config: EmbeddingConfig, embedder: Embedde
 
 
 def load_vectors(catalog: Catalog, model_id: str) -> tuple[list[str], np.ndarray]:
-    """Video ids (sorted) and their keyword-set vectors for `model_id`."""
-    rows = catalog.con.execute("""
+    """Video ids (sorted) and their keyword-set vectors for `model_id`, one row each."""
+    # through Arrow: a million 384-d vectors as Python floats would take tens of GB
+    table = catalog.con.sql("""
         SELECT k.video_id, e.vector FROM keyword_sets k
         JOIN embeddings e ON e.text_sha256 = k.text_sha256 AND e.model_id = ?
-        ORDER BY k.video_id""", [model_id]).fetchall()
-    if not rows:
+        ORDER BY k.video_id""", params=[model_id]).to_arrow_table()
+    if table.num_rows == 0:
         return [], np.zeros((0, 0), dtype=np.float32)
-    return [r[0] for r in rows], np.asarray([r[1] for r in rows], dtype=np.float32)
+    vectors = table.column("vector").combine_chunks()
+    lengths = pc.list_value_length(vectors)
+    dims = pc.min_max(lengths)
+    if vectors.null_count or dims["min"] != dims["max"]:
+        odd = catalog.con.execute("""SELECT text_sha256, len(vector) FROM embeddings WHERE model_id = ?
+                ORDER BY len(vector) IS NULL DESC, len(vector) LIMIT 1""", [model_id]).fetchone()
+        raise CurationError(f"embeddings of {model_id}: the vector of text {odd[0] if odd else '?'} has "
+                            f"{odd[1] if odd else 'no'} values where others have {dims['max']}; delete "
+                            "that model's embeddings and run `curate embed` again")
+    values = vectors.flatten().to_numpy(zero_copy_only=False).astype(np.float32, copy=False)
+    return table.column("video_id").to_pylist(), values.reshape(table.num_rows, dims["max"].as_py())

