@@ -8,6 +8,8 @@ from curation.core.catalog import Catalog
 from curation.core.config import load_config
 from curation.corpus.cluster import (
     assign_noise,
+    centre,
+    centred_rows,
     class_tfidf,
     cluster_videos,
     drop_small,
@@ -150,6 +152,17 @@ def test_the_medoid_is_the_member_nearest_the_others_and_ties_go_to_the_first():
     centre_of_ties = members.mean(axis=0)  # pull the tied members to the middle: they win
     members[[7, 40, 120]] = centre_of_ties / np.linalg.norm(centre_of_ties)
     assert medoid(members)[0] == 7
+
+
+def test_one_cluster_centred_alone_is_bit_for_bit_its_rows_of_the_whole_centring():
+    # the medoids centre cluster by cluster; the chosen medoid must not depend on that
+    rng = np.random.default_rng(11)
+    vectors = (rng.normal(size=(5000, 384)) + 3.0).astype(np.float32)  # a cone, as e5 vectors are
+    whole = centre(vectors)
+    mean = vectors.mean(axis=0, keepdims=True)
+    for size in (1, 2, 17, 400, 4999):
+        idx = np.sort(rng.choice(len(vectors), size, replace=False))
+        assert np.array_equal(centred_rows(vectors[idx], mean).astype(np.float64), whole[idx])
 
 
 def test_past_sample_above_a_stratified_sample_is_clustered_and_the_rest_assigned(embedded_catalog_file, tmp_path):
