@@ -29,6 +29,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from scale import exponent, run_stage  # noqa: E402
 
+from curation.core.catalog import Catalog  # noqa: E402
+
 CHUNK = 200_000
 
 
@@ -92,9 +94,11 @@ def main() -> None:
         config.write_text(f'[embedding]\nmodel = "{args.model}"\n', encoding="utf-8")
         kept = work / "kept.duckdb"
         shutil.copy(args.catalog, kept)
-        with duckdb.connect(str(kept)) as con:
-            base_n = con.execute("SELECT count(*) FROM keyword_sets").fetchall()[0][0]
-            con.execute("DELETE FROM cluster_members; DELETE FROM clusters")  # no earlier run to reuse
+        with Catalog(kept) as cat:  # migrated now, not inside the first timed stage
+            base_n = cat.scalar("SELECT count(*) FROM keyword_sets")
+            # no earlier clustering to reuse, no earlier feeds
+            cat.con.execute("DELETE FROM feeds; DELETE FROM cluster_members; DELETE FROM clusters; "
+                            "DELETE FROM runs WHERE stage IN ('cluster', 'feeds')")
         grown = work / "grown.duckdb"
         print(f"growing {args.catalog.name} ({base_n:,} keyword sets) to {args.videos:,} videos")
         grow_catalog(kept, grown, args.videos, args.noise, args.seed)

@@ -213,10 +213,10 @@ def cluster_videos(run: StageRun, config: ClusterConfig, model_spec: str) -> Clu
         "SELECT coalesce(json_extract_string(counts, '$.reused_run'), run_id) AS run_id, counts FROM runs "
         "WHERE stage = 'cluster' AND status = 'ok' AND json_extract_string(params, '$.fingerprint') = ? "
         "ORDER BY finished_at DESC LIMIT 1", [fingerprint])
-    if previous:
-        source_run = previous[0]["run_id"]
-        members = catalog.con.execute("SELECT video_id, cluster_id FROM cluster_members "
-                                      "WHERE run_id = ? ORDER BY video_id", [source_run]).fetchall()
+    source_run = previous[0]["run_id"] if previous else None
+    members = catalog.con.execute("SELECT video_id, cluster_id FROM cluster_members "
+                                  "WHERE run_id = ? ORDER BY video_id", [source_run]).fetchall()
+    if members:  # an earlier run whose members were deleted since is clustered afresh
         run.counts.update({k: v for k, v in json.loads(previous[0]["counts"] or "{}").items()
                            if k != "reused_run"}, reused_run=source_run)
         return ClusterResult(source_run, [m[0] for m in members], np.array([m[1] for m in members]),

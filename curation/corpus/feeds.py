@@ -70,10 +70,12 @@ class FeedContext:
             "FROM cluster_members m JOIN keyword_sets k USING (video_id) "
             "JOIN videos v USING (video_id) WHERE m.run_id = ? ORDER BY m.video_id",
             [cluster_run]).fetchall()
+        if not members:
+            raise FeedError(f"cluster run {cluster_run} has no members any more: run `curate cluster`")
         self.video_ids = [m[0] for m in members]
         self.index = {v: i for i, v in enumerate(self.video_ids)}
         self.labels = np.array([m[1] for m in members], dtype=np.int64)
-        self.synthetic = np.array([bool(m[3]) for m in members])
+        self.synthetic = np.array([bool(m[3]) for m in members], dtype=bool)
         self.duration = {m[0]: m[4] for m in members}
         self.source_names, codes = np.unique(np.array([m[5] for m in members], dtype=object).astype(str),
                                              return_inverse=True)

@@ -8,7 +8,7 @@ import pytest
 from curation.core.catalog import Catalog
 from curation.core.config import load_config
 from curation.core.errors import FeedError, PrerequisiteError
-from curation.corpus.cluster import latest_cluster_run
+from curation.corpus.cluster import cluster_videos, latest_cluster_run
 from curation.corpus.feed_edit import edit_feed
 from curation.corpus.feed_export import export_feeds, ratio_drift
 from curation.corpus.feeds import FeedContext, build_feed_set, build_feeds, load_feed
@@ -184,3 +184,17 @@ def test_keyword_sets_changed_since_clustering_is_a_clear_error(clustered_catalo
         build_feed_set(cat, CONFIG, 3, seed=2)
     failed = cat.rows("SELECT status, error FROM runs WHERE stage = 'feeds'")
     assert failed and failed[-1]["status"] == "failed" and "have no" in failed[-1]["error"]
+
+
+def test_a_cluster_run_left_without_members_is_a_clear_error(clustered_catalog):
+    cat = clustered_catalog
+    # members deleted by hand (a cleanup gone too far): nothing to draw anchors from
+    emptied = latest_cluster_run(cat)
+    cat.con.execute("DELETE FROM cluster_members WHERE run_id = ?", [emptied])
+    with pytest.raises(FeedError, match=f"cluster run {emptied} has no members any more: run `curate cluster`"):
+        build_feed_set(cat, CONFIG, 3, seed=2)
+    # and what the error says to do works: the same inputs are clustered afresh, not "reused"
+    config = load_config()
+    again = cluster_videos(cat, config.cluster, config.embedding.model)
+    assert not again.reused and again.run_id != emptied and len(again.video_ids) > 0
+    assert build_feed_set(cat, CONFIG, 3, seed=2)["feeds"] == 3
