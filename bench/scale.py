@@ -76,19 +76,32 @@ def build_corpus(path: Path, n: int, bases: list[dict], seed: int = 7) -> None:
                 "duration": round(rng.uniform(5, 90), 1)}, ensure_ascii=False) + "\n")
 
 
+# The stage runs as a grandchild: a small Python process forks it and reports its peak. Linux
+# gives a child that calls exec the high-water mark of the memory it came from, and Python
+# starts children with vfork, so a stage started from this (large) process directly would
+# report at least this process's own peak.
+_LAUNCHER = """import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+_, status, usage = os.wait4(pid, 0)
+sys.stderr.write(f"\\npeak-kb {usage.ru_maxrss}\\n")
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def run_stage(args: list[str], catalog: Path, config: Path) -> tuple[float, float]:
     """(seconds, peak resident MB) of one `curate` command in a process of its own."""
-    cmd = [str(ROOT / ".venv/bin/curate"), "--catalog", str(catalog), "--config", str(config), *args]
+    cmd = [sys.executable, "-c", _LAUNCHER, str(ROOT / ".venv/bin/curate"), "--catalog", str(catalog),
+           "--config", str(config), *args]
     started = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env={**os.environ, "HF_HUB_OFFLINE": "1"})
-    assert proc.stderr is not None
-    err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
+    proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1"}, check=False)
+    seconds = time.perf_counter() - started
+    err = proc.stderr.decode(errors="replace")
     if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(args)} failed:\n{err.decode()[-2000:]}")
-    return time.perf_counter() - started, usage.ru_maxrss / 1024
+        raise SystemExit(f"{' '.join(args)} failed:\n{err[-2000:]}")
+    return seconds, int(err.rsplit("peak-kb ", 1)[1].split()[0]) / 1024
 
 
 def exponent(t1: float, t2: float, n1: int, n2: int) -> float:

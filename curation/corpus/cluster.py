@@ -51,7 +51,8 @@ def centre(vectors: np.ndarray, dims: int | None = None, seed: int = 0) -> np.nd
     if dims and dims < centred.shape[1] and len(centred) > dims:
         from sklearn.decomposition import PCA
 
-        centred = PCA(n_components=dims, random_state=seed).fit_transform(centred)
+        # copy=False: PCA may centre our own copy in place (the same numbers, one copy fewer)
+        centred = PCA(n_components=dims, random_state=seed, copy=False).fit_transform(centred)
         centred /= np.maximum(np.linalg.norm(centred, axis=1, keepdims=True), 1e-12)
     return centred.astype(np.float64)
 

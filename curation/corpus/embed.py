@@ -14,7 +14,6 @@ from typing import Protocol
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from curation.core.catalog import Catalog
 from curation.core.config import EmbeddingConfig, ExecutorConfig
@@ -159,21 +158,35 @@ def embed_keyword_sets(run: StageRun, config: EmbeddingConfig, embedder: Embedde
 
 def load_vectors(catalog: Catalog, model_id: str) -> tuple[list[str], np.ndarray]:
     """Video ids (sorted) and their keyword-set vectors for `model_id`, one row each."""
-    # through Arrow: a million 384-d vectors as Python floats would take tens of GB
-    table = catalog.con.sql("""
-        SELECT k.video_id, e.vector FROM keyword_sets k
+    pairs = catalog.con.execute("""
+        SELECT k.video_id, k.text_sha256 FROM keyword_sets k
         JOIN embeddings e ON e.text_sha256 = k.text_sha256 AND e.model_id = ?
-        ORDER BY k.video_id""", params=[model_id]).to_arrow_table()
-    if table.num_rows == 0:
+        ORDER BY k.video_id""", [model_id]).fetchall()
+    if not pairs:
         return [], np.zeros((0, 0), dtype=np.float32)
-    vectors = table.column("vector").combine_chunks()
-    lengths = pc.list_value_length(vectors)
-    dims = pc.min_max(lengths)
-    if vectors.null_count or dims["min"] != dims["max"]:
+    shortest, longest, missing = catalog.con.execute(
+        "SELECT min(len(vector)), max(len(vector)), count(*) - count(vector) FROM embeddings WHERE model_id = ?",
+        [model_id]).fetchall()[0]
+    if shortest != longest or missing:
         odd = catalog.con.execute("""SELECT text_sha256, len(vector) FROM embeddings WHERE model_id = ?
-                ORDER BY len(vector) IS NULL DESC, len(vector) LIMIT 1""", [model_id]).fetchone()
-        raise CurationError(f"embeddings of {model_id}: the vector of text {odd[0] if odd else '?'} has "
-                            f"{odd[1] if odd else 'no'} values where others have {dims['max']}; delete "
-                            "that model's embeddings and run `curate embed` again")
-    values = vectors.flatten().to_numpy(zero_copy_only=False).astype(np.float32, copy=False)
-    return table.column("video_id").to_pylist(), values.reshape(table.num_rows, dims["max"].as_py())
+                ORDER BY len(vector) IS NULL DESC, len(vector) LIMIT 1""", [model_id]).fetchall()[0]
+        raise CurationError(f"embeddings of {model_id}: the vector of text {odd[0]} has {odd[1] or 'no'} "
+                            f"values where others have {longest}; delete that model's embeddings and run "
+                            "`curate embed` again")
+    rows_of: dict[str, list[int]] = {}
+    for row, (_, sha) in enumerate(pairs):
+        rows_of.setdefault(sha, []).append(row)
+    # The vectors stream in table order straight into their rows: joined and sorted in DuckDB,
+    # a million of them cost several GB more (as Python floats, tens of GB)
+    vectors = np.empty((len(pairs), longest), dtype=np.float32)
+    reader = catalog.con.sql("SELECT text_sha256, vector FROM embeddings WHERE model_id = ?",
+                             params=[model_id]).to_arrow_reader(65_536)
+    for batch in reader:
+        values = batch.column(1).flatten().to_numpy(zero_copy_only=False).reshape(len(batch), longest)
+        taken, rows = [], []
+        for at, sha in enumerate(batch.column(0).to_pylist()):
+            for row in rows_of.get(sha, ()):
+                taken.append(at)
+                rows.append(row)
+        vectors[rows] = values[taken]
+    return [video_id for video_id, _ in pairs], vectors

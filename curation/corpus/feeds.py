@@ -96,8 +96,10 @@ class FeedContext:
                 f"current keyword set (e.g. {stale[0]}): keyword sets changed since; "
                 "run `curate embed` and `curate cluster`")
         # Similarities are taken in the space the clustering used (centred, PCA-reduced).
-        self.vectors = centre(vectors[[row_of[v] for v in self.video_ids]],
-                              int(cluster_params.get("reduce_dims") or 0)).astype(np.float32)
+        # the members are usually every video with a vector: no reordered copy of them all then
+        mine = vectors if ids == self.video_ids else vectors[[row_of[v] for v in self.video_ids]]
+        del vectors
+        self.vectors = centre(mine, int(cluster_params.get("reduce_dims") or 0)).astype(np.float32)
         self.clusters = {r[0]: (r[1], list(r[2] or [])) for r in catalog.con.execute(
             "SELECT cluster_id, size, top_keywords FROM clusters WHERE run_id = ? "
             "ORDER BY cluster_id", [cluster_run]).fetchall()}

@@ -42,6 +42,8 @@ def test_vectors_load_in_video_order_as_stored(embedded_catalog_file, tmp_path):
         model_id = cat.scalar("SELECT any_value(model_id) FROM embeddings")
         stored = cat.con.execute("""SELECT k.video_id, e.vector FROM keyword_sets k JOIN embeddings e
                 USING (text_sha256) WHERE e.model_id = ?""", [model_id]).fetchall()
+        # videos that share a keyword set share its one cached vector: each gets a row of its own
+        assert cat.scalar("SELECT count(*) > count(DISTINCT text_sha256) FROM keyword_sets")
         ids, vectors = load_vectors(cat, model_id)
         assert ids == sorted(v for v, _ in stored) and vectors.dtype == np.float32
         by_id = dict(stored)
