@@ -62,7 +62,7 @@ def grow_catalog(kept: Path, out: Path, videos: int, noise: float, seed: int) ->
             con.execute("""CREATE OR REPLACE TEMP TABLE grown AS
                     SELECT c.video_id, c.vector, b.video_id AS base_id, b.keywords, b.origins,
                            b.text || ' ' || c.video_id AS text FROM chunk c JOIN base b USING (b)""")
-            con.execute("""INSERT INTO videos SELECT t.* REPLACE (g.video_id AS video_id, 'Grown' AS source,
+            con.execute("""INSERT INTO videos BY NAME SELECT t.* REPLACE (g.video_id AS video_id, 'Grown' AS source,
                     g.video_id[7:] AS native_id) FROM grown g JOIN template t ON t.video_id = g.base_id""")
             con.execute("""INSERT INTO keyword_sets (video_id, keywords, origins, text, text_sha256, run_id)
                     SELECT video_id, keywords, origins, text, sha256(text), 'grown' FROM grown""")
