@@ -57,6 +57,25 @@ def centre(vectors: np.ndarray, dims: int | None = None, seed: int = 0) -> np.nd
     return centred.astype(np.float64)
 
 
+def centre_fitted_on(vectors: np.ndarray, fit_rows: np.ndarray, dims: int, seed: int = 0,
+                     chunk: int = 100_000) -> np.ndarray:
+    """`centre(vectors, dims)` for a corpus too large to copy whole: the mean is every vector's,
+    the PCA is fitted on the rows `fit_rows` (the clustering sample), and the vectors are
+    projected a chunk at a time. A centred float32 copy of 10M vectors alone is 15 GB."""
+    if not dims or dims >= vectors.shape[1] or len(fit_rows) <= dims:
+        return centre(vectors, dims, seed)
+    from sklearn.decomposition import PCA
+
+    mean = vectors.mean(axis=0, keepdims=True)
+    pca = PCA(n_components=dims, random_state=seed, copy=False).fit(centred_rows(vectors[fit_rows], mean))
+    points = np.empty((len(vectors), dims), dtype=np.float64)
+    for start in range(0, len(vectors), chunk):
+        part = pca.transform(centred_rows(vectors[start:start + chunk], mean))
+        part /= np.maximum(np.linalg.norm(part, axis=1, keepdims=True), 1e-12)
+        points[start:start + chunk] = part
+    return points
+
+
 def hdbscan_labels(points: np.ndarray, backend: str, min_cluster_size: int, min_samples: int,
                    selection: str = "eom") -> tuple[np.ndarray, np.ndarray]:
     if backend == "hdbscan":
@@ -179,6 +198,18 @@ def stratified_sample(catalog: Catalog, video_ids: list[str], config: ClusterCon
     return np.array(sorted(chosen), dtype=np.int64)
 
 
+def clustering_space(catalog: Catalog, video_ids: list[str], vectors: np.ndarray, config: ClusterConfig
+                     ) -> tuple[np.ndarray, np.ndarray | None]:
+    """The points HDBSCAN sees for these videos, and the rows of the sample it clusters (None:
+    every point). Feeds take similarities in this same space."""
+    sampled = stratified_sample(catalog, video_ids, config) if 0 < config.sample_above < len(video_ids) else None
+    if not config.centre:
+        return vectors.astype(np.float64), sampled
+    if sampled is not None:  # the PCA learns from the sample it clusters
+        return centre_fitted_on(vectors, sampled, config.reduce_dims), sampled
+    return centre(vectors, config.reduce_dims), sampled
+
+
 def _fingerprint(video_ids: list[str], hashes: list[str], params: dict[str, Any]) -> str:
     digest = hashlib.sha256(json.dumps(params, sort_keys=True).encode())
     for vid, sha in zip(video_ids, hashes, strict=True):
@@ -223,9 +254,8 @@ def cluster_videos(run: StageRun, config: ClusterConfig, model_spec: str) -> Clu
         return ClusterResult(source_run, [m[0] for m in members], np.array([m[1] for m in members]),
                              reused=True)
 
-    points = centre(vectors, config.reduce_dims) if config.centre else vectors.astype(float)
     texts = [r[1] for r in rows]
-    sampled = stratified_sample(catalog, video_ids, config) if 0 < config.sample_above < len(video_ids) else None
+    points, sampled = clustering_space(catalog, video_ids, vectors, config)
     chosen = sampled if sampled is not None else np.arange(len(video_ids))
     note(f"clustering {len(chosen):,} of {len(video_ids):,} keyword sets ({points.shape[1]}-d, {config.backend})")
     sample_labels, sample_probabilities = hdbscan_labels(points[chosen], config.backend, config.min_cluster_size,

@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from curation.core.catalog import Catalog, now
-from curation.core.config import Config, FeedsConfig, SourceConfig, as_dict
+from curation.core.config import ClusterConfig, Config, FeedsConfig, SourceConfig, as_dict
 from curation.core.errors import FeedError, PrerequisiteError
 from curation.core.stage import StageRun, stage
-from curation.corpus.cluster import centre, latest_cluster_run
+from curation.corpus.cluster import clustering_space, latest_cluster_run
 from curation.corpus.embed import load_vectors
 from curation.corpus.playable import playable_video_ids
 
@@ -99,7 +99,9 @@ class FeedContext:
         # the members are usually every video with a vector: no reordered copy of them all then
         mine = vectors if ids == self.video_ids else vectors[[row_of[v] for v in self.video_ids]]
         del vectors
-        self.vectors = centre(mine, int(cluster_params.get("reduce_dims") or 0)).astype(np.float32)
+        known = {f.name for f in fields(ClusterConfig)}
+        clustered_with = ClusterConfig(**{k: v for k, v in cluster_params.items() if k in known})
+        self.vectors = clustering_space(catalog, self.video_ids, mine, clustered_with)[0].astype(np.float32)
         self.clusters = {r[0]: (r[1], list(r[2] or [])) for r in catalog.con.execute(
             "SELECT cluster_id, size, top_keywords FROM clusters WHERE run_id = ? "
             "ORDER BY cluster_id", [cluster_run]).fetchall()}

@@ -9,6 +9,7 @@ from curation.core.config import load_config
 from curation.corpus.cluster import (
     assign_noise,
     centre,
+    centre_fitted_on,
     centred_rows,
     class_tfidf,
     cluster_videos,
@@ -163,6 +164,26 @@ def test_one_cluster_centred_alone_is_bit_for_bit_its_rows_of_the_whole_centring
     for size in (1, 2, 17, 400, 4999):
         idx = np.sort(rng.choice(len(vectors), size, replace=False))
         assert np.array_equal(centred_rows(vectors[idx], mean).astype(np.float64), whole[idx])
+
+
+def test_pca_fitted_on_a_sample_projects_in_chunks_like_the_whole():
+    rng = np.random.default_rng(12)
+    vectors = (rng.normal(size=(3000, 64)) + 2.0).astype(np.float32)
+    every = np.arange(len(vectors))
+    # fitted on every row, it is `centre` (up to rounding: PCA's fit_transform and transform)
+    assert np.allclose(centre_fitted_on(vectors, every, 8, chunk=700), centre(vectors, 8), atol=1e-5)
+    # the chunk size changes only the last float32 bits (BLAS blocks by shape); every point is a unit vector
+    sample = np.sort(rng.choice(len(vectors), 500, replace=False))
+    small, whole = centre_fitted_on(vectors, sample, 8, chunk=7), centre_fitted_on(vectors, sample, 8, chunk=10_000)
+    assert np.allclose(small, whole, atol=1e-6) and small.shape == (3000, 8)
+    assert np.allclose(np.linalg.norm(small, axis=1), 1.0)
+    # fitted on a sample of clustered data, neighbours stay in their own cluster
+    truth = rng.integers(0, 12, 3000)
+    grouped = (rng.normal(size=(12, 64))[truth] * 2 + rng.normal(size=(3000, 64)) + 2.0).astype(np.float32)
+    points = centre_fitted_on(grouped, sample, 8, chunk=700)
+    assert not np.allclose(points, centre(grouped, 8), atol=1e-3)  # not the whole fit under another name
+    nearest = np.argsort(points[:200] @ points.T, axis=1)[:, -6:-1]  # the 5 nearest others
+    assert np.mean(truth[nearest] == truth[:200, None]) > 0.95
 
 
 def test_past_sample_above_a_stratified_sample_is_clustered_and_the_rest_assigned(embedded_catalog_file, tmp_path):
