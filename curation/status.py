@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from curation.core.catalog import Catalog
+from curation.tasks.lifecycle import inherited_tasks
 
 
 def status_report(cat: Catalog) -> Group:
@@ -54,10 +55,12 @@ def explain_task(cat: Catalog, task_id: str) -> list[str]:
         return []
     task = tasks[-1]
     state = cat.scalar("SELECT state FROM task_states WHERE task_id = ? AND version = ?", [task_id, task["version"]])
-    lines = [f"task {task_id} (version {task['version']} of {len(tasks)}, {state or task['status']})"]
-    for key in ("author", "feed_id", "feed_version", "tier", "subcategory", "instruction", "options",
-                "eval_config", "reasons"):
+    lines = [f"task {task_id} (version {task['version']} of {len(tasks)}, {state or 'no state'})"]
+    for key in ("author", "feed_id", "feed_version", "tier", "subcategory", "instruction", "options", "eval_config"):
         lines.append(f"  {key}: {task[key]}")
+    inherited = inherited_tasks(cat).get(task_id)
+    if inherited:
+        lines.append(f"  inherited, not reviewed by this team: {inherited}")
     moves = cat.rows("SELECT * FROM task_transitions WHERE task_id = ? ORDER BY version, seq", [task_id])
     if moves:
         lines.append("path:")

@@ -1,43 +1,36 @@
 """`curate annotate import`: annotations back as versioned tasks in the catalog.
 
-Every annotation becomes a task row: `ok` when it parses and validates, otherwise
-`needs_fix` with every reason (never dropped). Re-importing an unchanged annotation
+Every annotation becomes a task version judged by the task rules (`curation.tasks.rules`):
+`valid`, or `needs_fix` with every error (never dropped). Re-importing an unchanged annotation
 does nothing; an edited one becomes the next version of the same task. Feed edits
 go through the feeds API and the task points at the new feed version.
 """
 
 from __future__ import annotations
 
-import json
+from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cache
 from typing import Any
 
 from curation.annotate.accounts import current_admin, in_organization
 from curation.annotate.client import base_url, connect
 from curation.annotate.projects import annotation_sha, project_tasks, read_fields, write_feedback
-from curation.annotate.syntax import parse_feed_edits, parse_options, parse_platform_state
-from curation.annotate.taxonomy import Taxonomy, load_taxonomy
 from curation.core.catalog import Catalog, now
 from curation.core.config import FeedsConfig, SourceConfig
 from curation.core.errors import FeedError
 from curation.core.progress import note
 from curation.core.stage import StageRun, stage
 from curation.corpus.feed_edit import edit_feed
-from curation.corpus.feeds import load_feed
-from curation.qc.lifecycle import move
-
-
-@dataclass
-class Draft:
-    tier: str | None = None
-    subcategory: str | None = None
-    instruction: str | None = None
-    options_text: str | None = None
-    answer: str | None = None
-    platform_state: str | None = None
-    feed_edits: str | None = None
+from curation.corpus.feeds import Feed, load_feed
+from curation.corpus.playable import rule_context
+from curation.tasks.lifecycle import move
+from curation.tasks.record import Draft, TaskRecord, from_draft, stored_fields
+from curation.tasks.rules import Defect, RuleContext, check_task, reason_text
+from curation.tasks.runner_format import subcategory_of
+from curation.tasks.syntax import parse_feed_edits
+from curation.tasks.taxonomy import load_taxonomy
 
 
 def read_result(result: list[dict[str, Any]]) -> Draft:
@@ -51,60 +44,29 @@ def read_result(result: list[dict[str, Any]]) -> Draft:
                  platform_state=fields.get("platform_state"), feed_edits=fields.get("feed_edits"))
 
 
-def validate(draft: Draft, feed_len: int, taxonomy: Taxonomy) -> tuple[dict[str, Any], list[str]]:
-    """The task's fields (eval_type, options, eval_config) and every problem found."""
-    reasons: list[str] = []
-    sub = taxonomy.subcategories.get(draft.subcategory or "")
-    if sub is None:
-        reasons.append(f"sub-category {draft.subcategory!r} is not in the taxonomy"
-                       if draft.subcategory else "no sub-category chosen")
-    elif draft.tier and draft.tier != sub.tier:
-        reasons.append(f"sub-category {sub.id} belongs to {sub.tier}, not {draft.tier}")
-    if not draft.instruction:
-        reasons.append("empty instruction")
-    out: dict[str, Any] = {"eval_type": sub.eval_type if sub else None, "options": None,
-                           "eval_config": None}
-    if sub and sub.eval_type == "label":
-        options = parse_options(draft.options_text)
-        out["options"] = options or None
-        if not options:
-            reasons.append("no options (write one per line: 'A: ...')")
-        if not draft.answer:
-            reasons.append("no answer chosen")
-        elif options and draft.answer not in options:
-            reasons.append(f"answer {draft.answer} is not among the options {', '.join(options)}")
-        if options and sub.requires_cannot_determine and not taxonomy.offers_cannot_determine(options):
-            reasons.append("robust-evaluation tasks must offer a 'cannot be determined' option")
-        if draft.answer:
-            out["eval_config"] = [{"answer": draft.answer}]
-        if draft.platform_state:
-            reasons.append("a label task has an expected end state; clear one of them")
-    elif sub and sub.eval_type == "platform":
-        checks, errors = parse_platform_state(draft.platform_state, feed_len, taxonomy.report_categories)
-        reasons.extend(errors)
-        if not checks and not errors:
-            reasons.append("no expected end state (one check per line, e.g. 'like 3')")
-        out["eval_config"] = checks or None
-    return out, reasons
+def judge_draft(draft: Draft, task_id: str, base: Feed, feed: Feed, feed_edit_problems: list[str],
+                ctx: RuleContext) -> tuple[TaskRecord, list[Defect]]:
+    """A draft on its feed version (edited from `base`) as a task record, and what the task rules find."""
+    record = from_draft(draft, task_id, list(feed.video_feed), keyword_videos=list(base.keyword_videos or []),
+                        other_videos=list(base.other_videos or []), feed_edit_problems=feed_edit_problems)
+    return record, check_task(record, ctx)
 
 
 def _feed_for(catalog: Catalog, feed_id: str, base_version: int, edits: str | None,
               author: str, previous: dict[str, Any] | None, config: FeedsConfig,
-              sources: dict[str, SourceConfig] | None = None
-              ) -> tuple[int, int, list[str]]:
-    """(feed version the task uses, its length, problems) after applying the annotator's edits."""
+              sources: dict[str, SourceConfig] | None = None) -> tuple[Feed, Feed, list[str]]:
+    """(the base feed, the feed version the task uses, problems) after applying the annotator's edits."""
     base = load_feed(catalog, feed_id, base_version)
     ops, errors = parse_feed_edits(edits, len(base.video_feed))
     if errors or not ops:
-        return base.version, len(base.video_feed), errors
+        return base, base, errors
     if previous and previous["feed_edits"] == edits and previous["base_feed_version"] == base_version:
-        reused = load_feed(catalog, feed_id, previous["feed_version"])
-        return reused.version, len(reused.video_feed), []
+        return base, load_feed(catalog, feed_id, previous["feed_version"]), []
     try:  # the edits apply to the version the annotator saw, whatever came since
         edited = edit_feed(catalog, feed_id, ops, config, author=author, base_version=base_version, sources=sources)
     except FeedError as exc:
-        return base.version, len(base.video_feed), [f"feed edit: {exc}"]
-    return edited.version, len(edited.video_feed), []
+        return base, base, [f"feed edit: {exc}"]
+    return base, edited, []
 
 
 def _mint_task_id(catalog: Catalog, subcategory: str | None) -> str:
@@ -137,8 +99,13 @@ def import_from_label_studio(run: StageRun, feeds_config: FeedsConfig,
     projects = catalog.rows("SELECT * FROM ls_projects WHERE base_url = ? ORDER BY project_id", [url])
     run.params.update(base_url=url, projects=len(projects))
     counts = run.counts
-    counts.update(annotations=0, new=0, new_versions=0, unchanged=0, needs_fix=0, skipped_by_annotator=0,
-                  written_by_someone_else=0)
+    counts.update(annotations=0, new=0, new_versions=0, renamed=0, unchanged=0, needs_fix=0,
+                  skipped_by_annotator=0, written_by_someone_else=0)
+
+    @cache
+    def ctx() -> RuleContext:  # the catalog's video facts, read once and only when an annotation is new
+        return rule_context(catalog, sources, feeds_config)
+
     user_of = {r["annotator_user_id"]: r["annotator"] for r in projects if r["annotator_user_id"] is not None}
     admin_id, _, home = current_admin(client)
     for project in projects:
@@ -157,7 +124,8 @@ def import_from_label_studio(run: StageRun, feeds_config: FeedsConfig,
                         counts["written_by_someone_else"] += 1
                         note(f"warning: Label Studio task {task['id']} is in {project['annotator']}'s project but "
                              f"was annotated by {author}; it is credited to {author}")
-                    reasons = _import_annotation(run, project, task, annotation, author, feeds_config, sources)
+                    reasons = _import_annotation(run, project, task, annotation, author, feeds_config, ctx,
+                                                 sources)
                     if reasons is not None:
                         feedback = feedback_text(reasons)
                 if feedback is not None:
@@ -166,51 +134,56 @@ def import_from_label_studio(run: StageRun, feeds_config: FeedsConfig,
 
 
 def _import_annotation(run: StageRun, project: dict[str, Any], task: dict[str, Any], annotation: dict[str, Any],
-                       author: str, feeds_config: FeedsConfig,
+                       author: str, feeds_config: FeedsConfig, ctx: Callable[[], RuleContext],
                        sources: dict[str, SourceConfig] | None = None) -> list[str] | None:
-    """Store one annotation as a task version; its problems, or None when it was unchanged."""
+    """Store one annotation as a task version; its problems, or None when it was unchanged.
+
+    The annotation is the task's identity: its latest row (by when it was stored, since a rename
+    gives it a new id) is the previous version, an unchanged annotation is nothing new, and an
+    Update that changes the sub-category renames the task: the next version under a new id, the old
+    id retired in the same transaction."""
     catalog, counts, data = run.db, run.counts, task.get("data") or {}
     result = annotation.get("result") or []
     sha = annotation_sha(result)
     previous = (catalog.rows(
         "SELECT * FROM tasks WHERE ls_project_id = ? AND ls_annotation_id = ? "
-        "ORDER BY version DESC LIMIT 1", [project["project_id"], annotation["id"]]) or [None])[0]
+        "ORDER BY created_at DESC, version DESC LIMIT 1", [project["project_id"], annotation["id"]]) or [None])[0]
     if previous and previous["annotation_sha256"] == sha:
         counts["unchanged"] += 1
         return None
-    taxonomy = load_taxonomy()
     draft = read_result(result)
-    feed_version, feed_len, feed_errors = _feed_for(
-        catalog, data["feed_id"], int(data["feed_version"]), draft.feed_edits, author, previous, feeds_config, sources)
-    fields, reasons = validate(draft, feed_len, taxonomy)
-    reasons = feed_errors + reasons
+    base, feed, feed_errors = _feed_for(catalog, data["feed_id"], int(data["feed_version"]), draft.feed_edits,
+                                        author, previous, feeds_config, sources)
+    known = draft.subcategory if draft.subcategory in load_taxonomy().subcategories else None
     task_id = previous["task_id"] if previous else None
-    if task_id is None or (draft.subcategory in taxonomy.subcategories
-                           and not task_id.startswith(f"{draft.subcategory}_")):
-        task_id = _mint_task_id(catalog, draft.subcategory if draft.subcategory in taxonomy.subcategories else None)
-    version = previous["version"] + 1 if previous and previous["task_id"] == task_id else 1
-    status = "needs_fix" if reasons else "ok"
+    renamed_from = None
+    if task_id is None or subcategory_of(task_id) != (known or "unclassified"):
+        renamed_from, task_id = task_id, _mint_task_id(catalog, known)
+    version = previous["version"] + 1 if previous else 1
+    record, defects = judge_draft(draft, task_id, base, feed, feed_errors, ctx())
+    errors = [d for d in defects if d.severity == "error"]
     with catalog.transaction():
         catalog.insert("tasks", {
             "task_id": task_id, "version": version, "author": author, "feed_id": data["feed_id"],
-            "base_feed_version": int(data["feed_version"]), "feed_version": feed_version,
-            "tier": draft.tier, "subcategory": draft.subcategory, "eval_type": fields["eval_type"],
-            "instruction": draft.instruction, "options": _json_or_none(fields["options"]),
-            "eval_config": _json_or_none(fields["eval_config"]), "feed_edits": draft.feed_edits,
-            "status": status, "reasons": _json_or_none(reasons), "ls_project_id": project["project_id"],
+            "base_feed_version": int(data["feed_version"]), "feed_version": feed.version,
+            "tier": draft.tier, "subcategory": draft.subcategory, "instruction": draft.instruction,
+            **stored_fields(record), "feed_edits": draft.feed_edits, "ls_project_id": project["project_id"],
             "ls_task_id": task["id"], "ls_annotation_id": annotation["id"], "annotation_sha256": sha,
             "lead_time_s": annotation.get("lead_time"), "annotated_at": _timestamp(annotation.get("updated_at")),
             "run_id": run.run_id, "created_at": now()})
-        move(run, task_id, version, "authored", who=author)
-        move(run, task_id, version, "needs_fix" if reasons else "valid", reason="; ".join(reasons) or None,
+        if renamed_from:
+            old_version = catalog.scalar("SELECT max(version) FROM tasks WHERE task_id = ?", [renamed_from])
+            move(run, renamed_from, old_version, "retired", who=author,
+                 reason=f"renamed to {task_id} v{version}: the sub-category is now {known or 'none'}")
+        move(run, task_id, version, "authored", who=author,
+             reason=f"renamed from {renamed_from} v{previous['version']}" if renamed_from and previous else None)
+        move(run, task_id, version, "needs_fix" if errors else "valid", reason=reason_text(errors) or None,
              who="annotate-import")
-    counts["new" if version == 1 else "new_versions"] += 1
-    counts["needs_fix"] += status == "needs_fix"
-    return reasons
-
-
-def _json_or_none(value: Any) -> str | None:
-    return json.dumps(value, ensure_ascii=False) if value else None
+    counts["new" if previous is None else "new_versions"] += 1
+    counts["renamed"] += renamed_from is not None
+    counts["needs_fix"] += bool(errors)
+    return [d.message if d.code in ("end-state-unreadable", "feed-edit-unreadable") else f"{d.message} ({d.code})"
+            for d in errors]
 
 
 def _timestamp(text: str | None) -> datetime | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+from collections import Counter
 from pathlib import Path
 from typing import Annotated
 
@@ -59,16 +59,16 @@ def annotate_import() -> None:
 
 @annotate_app.command("status")
 def annotate_status() -> None:
-    """Tasks by status, and every task that needs a fix with its reasons."""
+    """Tasks by life-cycle state (latest versions), and every task that needs a fix with its reasons."""
+    from curation.tasks.lifecycle import latest_states
+
     with open_catalog(read_only=True) as cat:
-        latest = cat.rows("SELECT * FROM latest_tasks ORDER BY task_id")
-    by_status: dict[str, int] = {}
+        latest = latest_states(cat)
+    by_state = Counter(task["state"] for task in latest)
+    typer.echo(f"{len(latest):,} tasks: " + ", ".join(f"{n:,} {s}" for s, n in sorted(by_state.items())))
     for task in latest:
-        by_status[task["status"]] = by_status.get(task["status"], 0) + 1
-    typer.echo(f"{len(latest):,} tasks: " + ", ".join(f"{n:,} {s}" for s, n in sorted(by_status.items())))
-    for task in latest:
-        if task["status"] == "needs_fix":
-            typer.echo(f"{task['task_id']} v{task['version']} ({task['author']}, {task['feed_id']}, "
-                       f"Label Studio task {task['ls_task_id']}):")
-            for reason in json.loads(task["reasons"] or "[]"):
+        if task["state"] == "needs_fix":
+            typer.echo(f"{task['task_id']} v{task['version']} ({task['author'] or 'imported'}, {task['feed_id']}"
+                       + (f", Label Studio task {task['ls_task_id']}" if task["ls_task_id"] else "") + "):")
+            for reason in (task["fix_reason"] or "").split("; "):
                 typer.echo(f"  - {reason}")

@@ -22,33 +22,61 @@ def qc_validate(
     as_json: Annotated[bool, typer.Option("--json", help="Defects as a JSON array (notes included).")] = False,
     notes: Annotated[bool, typer.Option("--notes", help="Also print notes (severity info), e.g. feed edits.")] = False,
 ) -> None:
-    """Structural checks; exit status 1 when any task cannot be run or graded as written."""
-    from curation.qc.runner_format import load_runner_dir
+    """The task rules as a gate: exit 1 while any task has an error or needs a fix, 0 when none does."""
     from curation.qc.validate import validate_catalog, validate_tasks
+    from curation.tasks.rules import RuleContext
+    from curation.tasks.runner_format import load_runner_dir
 
     cfg = config().feeds
-    skipped = 0
+    left: list[tuple[str, int, str]] = []
     if livingscreen is not None:
-        tasks = load_runner_dir(livingscreen)
-        defects = validate_tasks(tasks, ratio_range=(cfg.ratio_min, cfg.ratio_max))
+        elements = load_runner_dir(livingscreen)
+        checked = len(elements)
+        defects = validate_tasks(elements, RuleContext(ratio_range=(cfg.ratio_min, cfg.ratio_max)))
     else:
         with open_catalog() as cat:
-            tasks, defects, skipped = validate_catalog(cat, cfg, config().sources)
+            validation = validate_catalog(cat, cfg, config().sources)
+        checked, defects, left = validation.tasks, validation.defects, validation.left_to_fix
     count = Counter(d.severity for d in defects)
-    errors = count["error"]
+    failing = {d.task_id for d in defects if d.severity == "error"} | {t for t, _, _ in left}
     if as_json:
-        typer.echo(json.dumps([d.as_dict() for d in defects], ensure_ascii=False, indent=2))
+        typer.echo(json.dumps([d.as_dict() for d in defects]
+                              + [{"task_id": t, "severity": "error", "code": "needs-fix",
+                                  "message": f"v{v} was sent back: {why}"} for t, v, why in left],
+                              ensure_ascii=False, indent=2))
     else:
         for defect in defects:
             if defect.severity != "info" or notes:
                 typer.echo(defect.line())
+        for task_id, version, why in left:
+            typer.echo(f"{task_id}\terror\tneeds-fix\tv{version} was sent back: {why}")
         noted = Counter(d.code for d in defects if d.severity == "info")
-        typer.echo(f"{len(tasks):,} tasks checked: {errors:,} errors, {count['warning']:,} warnings, "
+        typer.echo(f"{checked:,} tasks checked: {count['error']:,} errors, {count['warning']:,} warnings, "
                    f"{count['info']:,} notes" + (f" ({', '.join(f'{n:,} {c}' for c, n in sorted(noted.items()))}"
                                                   f"{'' if notes else '; --notes lists them'})" if noted else "")
-                   + (f"; {skipped:,} needs_fix tasks left to `curate annotate status`" if skipped else ""))
-    if errors:
+                   + (f"; {len(left):,} tasks sent back to their authors wait for a fix" if left else "")
+                   + (f"; {len(failing):,} tasks need a fix" if failing else "; every task passes"))
+    if failing:
         raise typer.Exit(1)
+
+
+@qc_app.command("accept-imported")
+def qc_accept_imported(
+    version: Annotated[str, typer.Argument(help="The imported release, e.g. 1.0.0.")],
+    reason: Annotated[str, typer.Option(help="Why its tasks are accepted as they are (recorded with each).")],
+    by: Annotated[str | None, typer.Option(help="Who accepts them (default: the user running this).")] = None,
+) -> None:
+    """Keep an imported release's tasks as inherited (no second review); tasks with defects stay needs_fix."""
+    from curation.qc.accept import accept_imported
+
+    with open_catalog() as cat:
+        accepted = accept_imported(cat, version, reason, by, config().sources, config().feeds)
+    typer.echo(f"{accepted['tasks']:,} tasks of {version}: {accepted['kept']:,} kept as inherited, "
+               f"{accepted['already_kept']:,} kept before, {accepted['needs_fix']:,} need a fix, "
+               f"{accepted['revised_here']:,} revised here since (left to this team's QC)")
+    for _task_id, found in sorted(accepted.needs_fix.items()):
+        for defect in found:
+            typer.echo(f"  needs_fix: {defect.line()}")
 
 
 @qc_app.command("shortcut")

@@ -22,13 +22,18 @@ def release_build(
     out: Annotated[Path | None, typer.Option(help="Folder to build under (default: [release] dir).")] = None,
     repo: Annotated[str | None, typer.Option(help="ORG/NAME, for the card's loading example.")] = None,
     with_media: Annotated[bool, typer.Option(help="Copy the normalised video files into media/.")] = False,
+    exclude_invalid: Annotated[bool, typer.Option(
+        help="Leave out tasks that fail the task rules (listed in CHANGELOG.md) instead of refusing the build.")]
+    = False,
 ) -> None:
-    """Freeze the tasks that finished QC into vX.Y.Z: parquet configs, runner JSON, card, changelog, manifest."""
+    """Freeze the tasks that finished QC into vX.Y.Z: parquet configs, runner JSON, card, changelog, manifest.
+    Every task is judged by the task rules first: an error refuses the build unless --exclude-invalid."""
     from curation.release.build import build_release
     from curation.release.report import release_report
 
     with open_catalog() as cat:
-        built = build_release(cat, version, config().release, parent, out, with_media, repo)
+        built = build_release(cat, version, config().release, parent, out, with_media, repo,
+                              exclude_invalid=exclude_invalid, sources=config().sources, feeds=config().feeds)
     assert built.folder is not None and built.diff is not None
     report = release_report(built.folder, Path(config().reports.dir))
     typer.echo(f"release {built.folder}: {built['tasks']:,} tasks, {built['videos']:,} videos, "
@@ -37,6 +42,9 @@ def release_build(
     if built.parent:
         typer.echo(f"  against {built.parent}: {len(built.diff.added)} added, {len(built.diff.removed)} removed, "
                    f"{len(built.diff.changed)} revised (CHANGELOG.md)")
+    if built.diff.excluded:
+        typer.echo(f"  left out: {len(built.diff.excluded)} tasks fail the task rules: "
+                   + ", ".join(sorted(built.diff.excluded)) + " (CHANGELOG.md says why)")
     typer.echo(f"  report: {report}")
 
 

@@ -300,6 +300,24 @@ MIGRATIONS: list[str] = [
     DROP TABLE comments;
     ALTER TABLE comments_keyless RENAME TO comments;
     """,
+    # 17: the life cycle is the only task state (curation/tasks/lifecycle.py): `tasks.status` and
+    # `tasks.reasons` go. Every needs_fix they recorded is a needs_fix move with the same reasons
+    # already; the one thing they held alone, a needs_fix set in place on a version whose life cycle
+    # said otherwise, becomes that move now.
+    """
+    INSERT INTO task_transitions (task_id, version, seq, from_state, to_state, reason, who, run_id, moved_at)
+    SELECT t.task_id, t.version, s.seq + 1, s.to_state, 'needs_fix', CAST(t.reasons AS VARCHAR), 'schema-17',
+           NULL, now()
+    FROM tasks t JOIN (SELECT task_id, version, to_state, seq FROM task_transitions
+                       QUALIFY seq = max(seq) OVER (PARTITION BY task_id, version)) s
+      ON s.task_id = t.task_id AND s.version = t.version
+    WHERE t.status = 'needs_fix' AND s.to_state <> 'needs_fix';
+    DROP VIEW latest_tasks;
+    ALTER TABLE tasks DROP COLUMN status;
+    ALTER TABLE tasks DROP COLUMN reasons;
+    CREATE VIEW latest_tasks AS
+    SELECT * FROM tasks QUALIFY version = max(version) OVER (PARTITION BY task_id);
+    """,
 ]
 
 

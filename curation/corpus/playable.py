@@ -8,7 +8,8 @@ a source, a video of it is playable only when it has a normalised file.
 from __future__ import annotations
 
 from curation.core.catalog import Catalog
-from curation.core.config import SourceConfig
+from curation.core.config import Config, FeedsConfig, SourceConfig
+from curation.tasks.rules import RuleContext
 
 
 def playable_sources(sources: dict[str, SourceConfig], present: list[str]) -> list[str]:
@@ -31,3 +32,17 @@ def playable_video_ids(catalog: Catalog, sources: dict[str, SourceConfig]) -> se
         UNION ALL
         SELECT o.video_id FROM media_outputs o JOIN videos v USING (video_id) WHERE list_contains(?, v.source)""",
         [unscanned, scanned]).fetchall()}
+
+
+def rule_context(catalog: Catalog, sources: dict[str, SourceConfig] | None = None,
+                 feeds: FeedsConfig | None = None) -> RuleContext:
+    """What the task rules need to know of the catalog's videos: which exist, how long they last,
+    which the app can play (by `sources`), and the feeds' ratio range (defaults where not given)."""
+    sources = Config().sources if sources is None else sources
+    feeds = feeds or Config().feeds
+    return RuleContext(
+        known_videos={r[0] for r in catalog.con.execute("SELECT video_id FROM videos").fetchall()},
+        durations=dict(catalog.con.execute(
+            "SELECT video_id, duration_s FROM videos WHERE duration_s IS NOT NULL").fetchall()),
+        playable=playable_video_ids(catalog, sources), scanned_sources=scanned_sources(catalog),
+        ratio_range=(feeds.ratio_min, feeds.ratio_max))

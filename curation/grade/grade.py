@@ -24,9 +24,9 @@ from curation.core.stage import RunResult, StageRun, stage
 from curation.corpus.visible import video_durations
 from curation.grade.episodes import EpisodeError, find_logs, read_episode
 from curation.grade.metrics import BUCKETS, grade_episode
-from curation.qc.runner_format import subcategory_of
 from curation.release.livingscreen import runnable_elements
 from curation.release.semver import Version
+from curation.tasks.runner_format import subcategory_of
 
 EPISODE_COLUMNS = ("release", "model", "task_id", "log_path", "tier", "subcategory", "eval_type", "sr", "sr_from",
                    "public_sr", "logged_result", "ns", "invalid_calls", "watch_s", "runtime_s", "wr", "progress",

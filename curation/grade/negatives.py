@@ -15,9 +15,9 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-from curation.annotate.syntax import split_instruction
-from curation.annotate.taxonomy import load_taxonomy
-from curation.qc.runner_format import runner_instruction
+from curation.tasks.runner_format import runner_instruction
+from curation.tasks.syntax import split_instruction
+from curation.tasks.taxonomy import load_taxonomy
 
 ORDINALS = "一二三四五六七八九十"
 

@@ -11,26 +11,29 @@ from __future__ import annotations
 
 import html
 import json
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
 from curation.annotate.accounts import choose_password, provision_member
 from curation.annotate.client import ls_call
 from curation.annotate.export import ExportResult
-from curation.annotate.importer import Draft, feedback_text, validate
+from curation.annotate.importer import feedback_text, judge_draft
 from curation.annotate.projects import read_fields, write_feedback
 from curation.annotate.render import render_feed
-from curation.annotate.syntax import render_platform_state
-from curation.annotate.taxonomy import load_taxonomy
 from curation.core.catalog import Catalog, now
+from curation.core.config import SourceConfig
 from curation.core.progress import note
 from curation.core.resources import resource_text
 from curation.core.stage import StageRun, stage
-from curation.corpus.feeds import load_feed
-from curation.qc.lifecycle import move, state_of
+from curation.corpus.feeds import Feed, load_feed
+from curation.corpus.playable import rule_context
 from curation.qc.review import is_latest
 from curation.qc.workspace import Session, fresh_answers, group_project, open_session, send_missing
+from curation.tasks.lifecycle import move, state_of
+from curation.tasks.record import Draft, stored_fields
+from curation.tasks.rules import RuleContext
+from curation.tasks.syntax import render_platform_state
 
 PURPOSE = "adjudication"
 DECISIONS = ("keep", "delete", "revise")
@@ -108,7 +111,7 @@ def _case_item(catalog: Catalog, case: dict[str, Any], media: Path) -> tuple[dic
              "task_version": case["version"], "feed_id": feed.feed_id, "feed_version": feed.version}, data)
 
 
-def read_decision(fields: dict[str, Any], task: dict[str, Any], feed_len: int
+def read_decision(fields: dict[str, Any], task: dict[str, Any], base: Feed, feed: Feed, ctx: RuleContext
                   ) -> tuple[str | None, dict[str, Any], list[str]]:
     """(decision, what it changes, problems the group must fix first)."""
     decision = (fields.get("decision") or [None])[0]
@@ -134,9 +137,10 @@ def read_decision(fields: dict[str, Any], task: dict[str, Any], feed_len: int
                   answer=new["answer"] or author_answer(task) if task["eval_type"] == "label" else None,
                   platform_state=(new["platform_state"] or author_answer(task)) if task["eval_type"] == "platform"
                   else None)
-    out, problems = validate(draft, feed_len, load_taxonomy())
-    return (None, {}, [f"the revision: {p}" for p in problems]) if problems else (
-        decision, {"draft": draft, "fields": out}, [])
+    # the revision is judged by the same rules as an authored task, on the same feed
+    record, defects = judge_draft(draft, task["task_id"], base, feed, [], ctx)
+    problems = [f"the revision: {d.message} ({d.code})" for d in defects if d.severity == "error"]
+    return (None, {}, problems) if problems else (decision, {"draft": draft, "fields": stored_fields(record)}, [])
 
 
 def _who(session: Session, fields: dict[str, Any], annotation: dict[str, Any]) -> str:
@@ -153,11 +157,16 @@ def _who(session: Session, fields: dict[str, Any], annotation: dict[str, Any]) -
        reads=("qc_projects", "qc_items", "tasks", "task_transitions", "feeds", "reviews", "decisions"),
        writes=("decisions", "tasks", "task_transitions"),
        summary="the group's decisions back: kept, deleted (with reasons) or revised (a new version goes round again)")
-def import_adjudication(run: StageRun) -> dict[str, Any]:
+def import_adjudication(run: StageRun, sources: dict[str, SourceConfig] | None = None) -> dict[str, Any]:
     catalog = run.db
     session = open_session()
     run.counts.update(decisions=0, kept=0, deleted=0, revised=0, unchanged=0, needs_fix=0, undecided=0,
                       changed_after_decision=0, no_longer_escalated=0)
+
+    @cache
+    def ctx() -> RuleContext:
+        return rule_context(catalog, sources)
+
     for _, task, item, annotation, sha in fresh_answers(run, session, PURPOSE, "decisions", "decisions", "undecided"):
         key = [item["task_id"], item["task_version"]]
         if state_of(catalog, *key) != "escalated" or not is_latest(catalog, *key):
@@ -165,8 +174,9 @@ def import_adjudication(run: StageRun) -> dict[str, Any]:
             continue
         row = catalog.rows("SELECT * FROM tasks WHERE task_id = ? AND version = ?", key)[0]
         fields = read_fields(annotation.get("result") or [])
-        feed_len = len(load_feed(catalog, row["feed_id"], row["feed_version"]).video_feed)
-        decision, change, problems = read_decision(fields, row, feed_len)
+        feed = load_feed(catalog, row["feed_id"], row["feed_version"])
+        base = load_feed(catalog, row["feed_id"], row["base_feed_version"] or row["feed_version"])
+        decision, change, problems = read_decision(fields, row, base, feed, ctx())
         write_feedback(session.client, task, feedback_text(problems))
         if decision is None:
             run.counts["needs_fix"] += 1
@@ -200,9 +210,6 @@ def _revise(run: StageRun, row: dict[str, Any], change: dict[str, Any], who: str
         **{k: row[k] for k in ("task_id", "author", "feed_id", "base_feed_version", "feed_version", "tier",
                                 "subcategory", "eval_type", "feed_edits", "ls_project_id", "ls_task_id",
                                 "ls_annotation_id", "annotation_sha256", "lead_time_s", "annotated_at")},
-        "version": version, "instruction": draft.instruction, "status": "ok", "reasons": None,
-        "options": json.dumps(fields["options"], ensure_ascii=False) if fields["options"] else None,
-        "eval_config": json.dumps(fields["eval_config"], ensure_ascii=False) if fields["eval_config"] else None,
-        "run_id": run.run_id, "created_at": now()})
+        "version": version, "instruction": draft.instruction, **fields, "run_id": run.run_id, "created_at": now()})
     note(f"{row['task_id']}: revised by {who} as v{version}; it goes through the shortcut filter and review again")
     return version

@@ -23,13 +23,13 @@ import yaml
 from curation.annotate.export import ExportResult
 from curation.annotate.projects import annotation_sha, latest_annotation, read_fields
 from curation.annotate.render import render_feed
-from curation.annotate.syntax import parse_options
 from curation.core.catalog import now
 from curation.core.errors import InputError, UsageError
 from curation.core.resources import resource_text
 from curation.core.stage import RunResult, StageRun, stage
 from curation.corpus.feeds import Feed, latest_feeds, load_feed
 from curation.qc.workspace import open_session, person_project, returned_tasks, send_missing
+from curation.tasks.syntax import parse_options
 
 PURPOSES = ("pilot", "pilot-questions")  # authoring on the pilot feeds; fixed questions (another config)
 FIELDS_AUTHORING = ("tier", "subcategory")

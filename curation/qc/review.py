@@ -20,15 +20,16 @@ from curation.annotate.export import ExportResult
 from curation.annotate.importer import feedback_text
 from curation.annotate.projects import read_fields, write_feedback
 from curation.annotate.render import render_feed
-from curation.annotate.syntax import parse_platform_state, render_platform_state
-from curation.annotate.taxonomy import load_taxonomy
 from curation.core.catalog import Catalog, now
 from curation.core.errors import UsageError
 from curation.core.resources import resource_text
 from curation.core.stage import StageRun, stage
 from curation.corpus.feeds import load_feed
-from curation.qc.lifecycle import move, state_of
 from curation.qc.workspace import fresh_answers, open_session, person_project, send_missing
+from curation.tasks.lifecycle import move, state_of
+from curation.tasks.rules import end_state_errors
+from curation.tasks.syntax import parse_platform_state, render_platform_state
+from curation.tasks.taxonomy import load_taxonomy
 
 TaskKey = tuple[str, int]  # (task_id, version)
 
@@ -151,13 +152,16 @@ def compare(task: dict[str, Any], answer: str | None, platform_state: str | None
         author = expected[0]["answer"] if expected else None
         options = sorted(json.loads(task["options"])) if task.get("options") else []
         if answer is None:
-            return ("escalated", reasons, []) if flags else (None, [], ["choose your answer (A–F)"])
+            letters = load_taxonomy().option_letters
+            return ("escalated", reasons, []) if flags else (
+                None, [], [f"choose your answer ({letters[0]}–{letters[-1]})"])
         if options and answer not in options:
             return None, [], [f"answer {answer} is not among the options {', '.join(options)}"]
         if answer != author:
             reasons.append(f"answers differ: author {author}, reviewer {answer}")
     else:
-        checks, errors = parse_platform_state(platform_state, feed_len, load_taxonomy().report_categories)
+        checks, errors = parse_platform_state(platform_state)
+        errors += end_state_errors(checks, feed_len)
         if errors or not checks:
             if flags:
                 return "escalated", reasons + [f"reviewer's end state unreadable: {'; '.join(errors) or 'empty'}"], []

@@ -17,14 +17,12 @@ from typing import Any
 
 import pyarrow as pa
 
-from curation.annotate.taxonomy import load_taxonomy
 from curation.core.catalog import Catalog, now
 from curation.core.config import ShortcutConfig, as_dict
 from curation.core.progress import note
 from curation.core.stage import RunResult, StageRun, stage
 from curation.corpus.visible import VisibleVideo, load_visible
 from curation.qc.inspectors import LexicalInspector, OpenAIInspector, RetryableError, make_inspectors
-from curation.qc.lifecycle import move
 from curation.qc.prompts import (
     CANNOT_ANSWER,
     UNPARSED,
@@ -35,7 +33,9 @@ from curation.qc.prompts import (
     parse_platform_answer,
     platform_truth,
 )
-from curation.qc.runner_format import catalog_task_rows
+from curation.tasks.lifecycle import move
+from curation.tasks.runner_format import catalog_task_rows
+from curation.tasks.taxonomy import load_taxonomy
 
 
 @dataclass
@@ -57,9 +57,7 @@ JUDGED_STATES = ("valid", "shortcut_passed", "shortcut_discarded")  # later stat
 
 
 def load_views(catalog: Catalog, language: str, platform_tiers: list[str], style: str = "paper") -> list[TaskView]:
-    states = dict(((r[0], r[1]), r[2]) for r in catalog.con.execute(
-        "SELECT task_id, version, state FROM task_states").fetchall())
-    rows = [r for r in catalog_task_rows(catalog) if states.get((r["task_id"], r["version"])) in JUDGED_STATES
+    rows = [r for r in catalog_task_rows(catalog) if r["state"] in JUDGED_STATES
             and not (r["eval_type"] == "platform" and r["tier"] not in platform_tiers)]
     visible = load_visible(catalog, sorted({v for r in rows for v in r["video_feed"]}))
     views = []

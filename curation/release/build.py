@@ -21,15 +21,19 @@ import pyarrow.parquet as pq
 
 from curation import __version__
 from curation.core.catalog import Catalog, now
-from curation.core.config import ReleaseConfig
-from curation.core.errors import PrerequisiteError, UsageError
+from curation.core.config import FeedsConfig, ReleaseConfig, SourceConfig
+from curation.core.errors import InputError, PrerequisiteError, UsageError
+from curation.core.progress import note
 from curation.core.stage import RunResult, StageRun, stage
+from curation.corpus.playable import rule_context
 from curation.qc.funnel import funnel_rows, summarise
-from curation.qc.runner_format import RUNNER_FILES
 from curation.release.card import data_path, render_card
-from curation.release.contents import CONFIGS, ReleaseContents, gather, sha256_of
+from curation.release.contents import CONFIGS, ReleaseContents, gather, released_task_rows, sha256_of, shipped_elements
 from curation.release.manifest import write_manifest
 from curation.release.semver import Version, check_bump
+from curation.tasks.record import from_runner
+from curation.tasks.rules import Defect, check_tasks, errors_by_task, reason_text
+from curation.tasks.runner_format import RUNNER_FILES
 
 _STRINGS = pa.list_(pa.string())
 TASK_SCHEMA = pa.schema([
@@ -40,7 +44,8 @@ TASK_SCHEMA = pa.schema([
     ("feed_version", pa.int32()), ("video_feed", _STRINGS), ("anchor_videos", _STRINGS),
     ("distractor_videos", _STRINGS), ("feed_runtime_s", pa.float64()), ("distractor_ratio", pa.float64()),
     ("qc", pa.struct([("shortcut_verdict", pa.string()), ("shortcut_answers", pa.string()),
-                      ("review_outcome", pa.string()), ("decision", pa.string())])),
+                      ("review_outcome", pa.string()), ("decision", pa.string()),
+                      ("inherited_from", pa.string())])),
     ("author_id", pa.string()), ("reviewer_id", pa.string()), ("content_sha256", pa.string())])
 VIDEO_SCHEMA = pa.schema([
     ("video_id", pa.string()), ("source", pa.string()), ("caption", pa.string()), ("hashtags", _STRINGS),
@@ -64,21 +69,29 @@ def delta_config(parent: str, version: str) -> str:
     return f"v{parent}_to_v{version}".replace(".", "_")
 
 
+class ReleaseGateError(InputError):
+    """Tasks a release would ship fail the task rules; the message names each task and rule."""
+
+
 @dataclass
 class Diff:
     added: list[str] = field(default_factory=list)
     removed: list[tuple[str, str]] = field(default_factory=list)  # (task id, why)
     changed: list[tuple[str, str, str]] = field(default_factory=list)  # (task id, old wording, new wording)
+    excluded: dict[str, list[Defect]] = field(default_factory=dict)  # left out by the release gate
 
 
-def diff_against(catalog: Catalog, parent: str | None, contents: ReleaseContents) -> Diff:
-    out = Diff()
+def diff_against(catalog: Catalog, parent: str | None, contents: ReleaseContents,
+                 excluded: dict[str, list[Defect]] | None = None) -> Diff:
+    out = Diff(excluded=excluded or {})
     new = {t["task_id"]: t for t in contents.tasks}
     old = {r["task_id"]: r for r in catalog.rows("SELECT task_id, content_sha256, runner FROM release_tasks "
                                                  "WHERE version = ?", [parent])} if parent else {}
     out.added = [t for t in new if t not in old]
     for task_id, row in old.items():
-        if task_id not in new:
+        if task_id in out.excluded:
+            out.removed.append((task_id, "left out by the release gate: " + reason_text(out.excluded[task_id])))
+        elif task_id not in new:
             why = catalog.rows("SELECT to_state, reason, who FROM task_transitions WHERE task_id = ? "
                                "ORDER BY version DESC, seq DESC LIMIT 1", [task_id])
             out.removed.append((task_id, f"{why[0]['to_state']}" + (f": {why[0]['reason']}" if why[0]["reason"]
@@ -95,7 +108,29 @@ def changelog(version: str, parent: str | None, diff: Diff) -> str:
     lines += [f"## Revised ({len(diff.changed)})", ""]
     for task_id, before, after in diff.changed:
         lines += [f"- {task_id}", f"  - before: {' '.join(before.split())}", f"  - after: {' '.join(after.split())}"]
+    if diff.excluded:
+        lines += ["", f"## Left out: they fail the task rules ({len(diff.excluded)})", ""]
+        lines += [f"- {t}: {reason_text(found)}" for t, found in sorted(diff.excluded.items())]
     return "\n".join(lines) + "\n"
+
+
+def release_gate(run: StageRun, rows: list[dict[str, Any]], elements: dict[str, dict[str, Any]],
+                 sources: dict[str, SourceConfig] | None, feeds: FeedsConfig | None, version: str,
+                 exclude_invalid: bool) -> dict[str, list[Defect]]:
+    """The task rules over every element the release would ship. An error refuses the build (nothing is
+    written) unless `exclude_invalid`, which leaves those tasks out; either way each is named."""
+    records = [from_runner(elements[r["task_id"]], RUNNER_FILES[r["tier"]]) for r in rows]
+    ctx = rule_context(run.db, sources, feeds)
+    invalid = errors_by_task(check_tasks(records, ctx))
+    for defect in sorted((d for found in invalid.values() for d in found), key=lambda d: d.task_id):
+        note(f"{'left out' if exclude_invalid else 'refused'}: {defect.line()}")
+    if invalid and not exclude_invalid:
+        listed = ", ".join(f"{t} ({', '.join(sorted({d.code for d in found}))})"
+                           for t, found in sorted(invalid.items()))
+        raise ReleaseGateError(f"release v{version} refused: {len(invalid)} tasks fail the task rules: {listed}; "
+                               "fix them (curate qc validate) or build with --exclude-invalid to leave them out")
+    run.counts["excluded_invalid"] = len(invalid)
+    return invalid
 
 
 def choose_parent(catalog: Catalog, version: Version, parent: str | None) -> str | None:
@@ -123,11 +158,16 @@ class BuiltRelease(RunResult):
        writes=("pseudonyms", "releases", "release_tasks", "release folder"),
        summary="the tasks that finished QC, frozen as parquet configs, runner JSON, a dataset card and a manifest")
 def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: str | None = None,
-                  out_root: Path | None = None, with_media: bool = False, repo: str | None = None) -> BuiltRelease:
+                  out_root: Path | None = None, with_media: bool = False, repo: str | None = None,
+                  exclude_invalid: bool = False, sources: dict[str, SourceConfig] | None = None,
+                  feeds: FeedsConfig | None = None) -> BuiltRelease:
     catalog = run.db
     target = Version.parse(version)
     folder = (out_root or Path(settings.dir)) / target.tag
-    contents = gather(catalog)
+    rows = released_task_rows(catalog)
+    elements = shipped_elements(catalog, rows)
+    excluded = release_gate(run, rows, elements, sources, feeds, str(target), exclude_invalid)
+    contents = gather(catalog, [r for r in rows if r["task_id"] not in excluded], elements)
     if folder.exists() and not _adoptable(catalog, folder, str(target), contents):
         raise UsageError(f"{folder} exists: a release is never overwritten; choose a new version")
     if not contents.tasks:
@@ -135,14 +175,15 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
                                 "`curate qc validate`, `curate qc shortcut`, then review (`curate qc review export`, "
                                 "then `import`) before they can be released")
     parent = choose_parent(catalog, target, parent)
-    diff = diff_against(catalog, parent, contents)
+    diff = diff_against(catalog, parent, contents, excluded)
     if parent:
         check_bump(Version.parse(parent), target, len(diff.added), len(diff.removed), len(diff.changed))
     content_sha = sha256_of([contents.tasks, contents.feeds, contents.videos])
     recorded = catalog.rows("SELECT * FROM releases WHERE version = ?", [str(target)])
     if recorded and recorded[0]["content_sha256"] != content_sha:
         raise UsageError(f"v{target} was already released with other content: choose a new version")
-    run.params.update(version=str(target), parent=parent, with_media=with_media, folder=str(folder))
+    run.params.update(version=str(target), parent=parent, with_media=with_media, folder=str(folder),
+                      exclude_invalid=exclude_invalid)
     result = BuiltRelease(run.counts, folder=folder, parent=parent, diff=diff)
     if folder.exists():  # the same content, built by a run killed before it was recorded: record it now
         shutil.rmtree(folder)

@@ -11,12 +11,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from curation.annotate.syntax import split_instruction
 from curation.core.catalog import Catalog, now
 from curation.corpus.visible import load_visible
-from curation.qc.runner_format import RUNNER_FILES, task_to_runner
+from curation.tasks.lifecycle import RELEASED_STATES, inherited_tasks
+from curation.tasks.record import from_catalog, from_runner, same_task
+from curation.tasks.runner_format import RUNNER_FILES, catalog_task_rows
+from curation.tasks.syntax import split_instruction
 
-RELEASED_STATES = ("kept", "reviewed_ok")
 CONFIGS = {"L1": "l1_gui_action", "L2": "l2_cross_source_understanding", "L3": "l3_close_end_application"}
 
 
@@ -56,12 +57,28 @@ def pseudonym(catalog: Catalog, person: str | None) -> str | None:
 
 
 def released_task_rows(catalog: Catalog) -> list[dict[str, Any]]:
-    return catalog.rows("""
-        SELECT t.*, s.state, f.video_feed, f.total_runtime_s, f.ratio, b.keyword_videos, b.other_videos
-        FROM latest_tasks t JOIN task_states s ON s.task_id = t.task_id AND s.version = t.version
-        JOIN feeds f ON f.feed_id = t.feed_id AND f.version = t.feed_version
-        JOIN feeds b ON b.feed_id = t.feed_id AND b.version = coalesce(t.base_feed_version, t.feed_version)
-        WHERE list_contains(?, s.state)""", [list(RELEASED_STATES)])
+    """Latest versions whose life cycle ended well, with their feed's runtime and ratio."""
+    extra = {(r["feed_id"], r["version"]): r for r in catalog.rows(
+        "SELECT feed_id, version, total_runtime_s, ratio FROM feeds")}
+    return [row | {k: extra[(row["feed_id"], row["feed_version"])][k] for k in ("total_runtime_s", "ratio")}
+            for row in catalog_task_rows(catalog) if row["state"] in RELEASED_STATES]
+
+
+def shipped_elements(catalog: Catalog, rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Task id -> the runner element a release ships for it. A task version that came from an
+    imported release keeps the element it came as (its wording and lists exactly), so that a release
+    built on an imported parent does not see every task as changed, but only while the catalog's row
+    still says the same task: a row changed since (a hand edit, an older toolkit) ships as it is now,
+    and the release gate judges that."""
+    verbatim = {(r["task_id"], r["task_version"]): (json.loads(r["runner"]), r["runner_file"]) for r in catalog.rows(
+        "SELECT t.task_id, t.task_version, t.runner, t.runner_file FROM release_tasks t JOIN releases r "
+        "USING (version) WHERE r.origin = 'imported' AND t.task_version IS NOT NULL ORDER BY r.created_at")}
+    out = {}
+    for row in rows:
+        built = from_catalog(row)
+        kept = verbatim.get((row["task_id"], row["version"]))
+        out[row["task_id"]] = kept[0] if kept and same_task(from_runner(kept[0], kept[1]), built) else built.to_runner()
+    return out
 
 
 def _qc_summary(catalog: Catalog, task_id: str, version: int) -> dict[str, Any]:
@@ -79,18 +96,18 @@ def _qc_summary(catalog: Catalog, task_id: str, version: int) -> dict[str, Any]:
             "reviewer": review[0]["reviewer"] if review else None}
 
 
-def gather(catalog: Catalog) -> ReleaseContents:
-    """Everything a release of the catalog's current state holds (writes only new pseudonyms)."""
+def gather(catalog: Catalog, rows: list[dict[str, Any]] | None = None,
+           elements: dict[str, dict[str, Any]] | None = None) -> ReleaseContents:
+    """Everything a release of `rows` (by default every released task) holds, each task as its
+    element in `elements` (by default `shipped_elements`); writes only new pseudonyms."""
     out = ReleaseContents(runner={name: [] for name in RUNNER_FILES.values()})
-    rows = sorted(released_task_rows(catalog), key=lambda r: (r["tier"] or "", *task_order(r["task_id"])))
-    # a task version that came from an imported release keeps the element it came as (its wording and lists
-    # exactly), so that a release built on an imported parent does not see every task as changed
-    verbatim = {(r["task_id"], r["task_version"]): json.loads(r["runner"]) for r in catalog.rows(
-        "SELECT t.task_id, t.task_version, t.runner FROM release_tasks t JOIN releases r USING (version) "
-        "WHERE r.origin = 'imported' AND t.task_version IS NOT NULL ORDER BY r.created_at")}
+    rows = sorted(released_task_rows(catalog) if rows is None else rows,
+                  key=lambda r: (r["tier"] or "", *task_order(r["task_id"])))
+    elements = shipped_elements(catalog, rows) if elements is None else elements
+    inherited = inherited_tasks(catalog)
     feeds_used: dict[tuple[str, int], None] = {}
     for row in rows:
-        runner = verbatim.get((row["task_id"], row["version"])) or task_to_runner(row, row)
+        runner = elements[row["task_id"]]
         out.runner[RUNNER_FILES[row["tier"]]].append(runner)
         qc = _qc_summary(catalog, row["task_id"], row["version"])
         options = json.loads(row["options"]) if row["options"] else {}
@@ -105,7 +122,8 @@ def gather(catalog: Catalog) -> ReleaseContents:
             "feed_id": row["feed_id"], "feed_version": row["feed_version"], "video_feed": list(row["video_feed"]),
             "anchor_videos": list(row["keyword_videos"] or []), "distractor_videos": list(row["other_videos"] or []),
             "feed_runtime_s": row["total_runtime_s"], "distractor_ratio": row["ratio"],
-            "qc": {k: qc[k] for k in ("shortcut_verdict", "shortcut_answers", "review_outcome", "decision")},
+            "qc": {**{k: qc[k] for k in ("shortcut_verdict", "shortcut_answers", "review_outcome", "decision")},
+                   "inherited_from": inherited.get(row["task_id"])},
             "author_id": pseudonym(catalog, row["author"]), "reviewer_id": pseudonym(catalog, qc["reviewer"]),
             "content_sha256": sha256_of(runner)})
         feeds_used[(row["feed_id"], row["feed_version"])] = None

@@ -16,16 +16,16 @@ import re
 from pathlib import Path
 from typing import Any
 
-from curation.annotate.syntax import split_instruction
 from curation.core.catalog import Catalog, now
 from curation.core.errors import PrerequisiteError, UsageError
 from curation.core.stage import RunResult, StageRun, stage
 from curation.corpus.feeds import Feed, insert_feeds
-from curation.qc.lifecycle import move
-from curation.qc.runner_format import RUNNER_FILES, TIER_OF_FILE, load_runner_dir, subcategory_of
 from curation.release.build import record_runner_tasks
 from curation.release.contents import canonical, sha256_of
 from curation.release.semver import Version
+from curation.tasks.lifecycle import move
+from curation.tasks.runner_format import RUNNER_FILES, TIER_OF_FILE, load_runner_dir, subcategory_of
+from curation.tasks.syntax import split_instruction
 
 
 def malformed(element: dict[str, Any]) -> str | None:
@@ -155,8 +155,8 @@ def _import_task(run: StageRun, file: str, element: dict[str, Any], release: str
         run.counts["tasks_unchanged"] += 1
         return int(latest[0]["version"])
     version = latest[0]["version"] + 1 if latest else 1
-    catalog.insert("tasks", {"task_id": task_id, "version": version, "author": None, "status": "ok",
-                             "reasons": None, "run_id": run.run_id, "created_at": now(), **row})
+    catalog.insert("tasks", {"task_id": task_id, "version": version, "author": None, "run_id": run.run_id,
+                             "created_at": now(), **row})
     move(run, task_id, version, "imported", reason=f"release {release} ({file})", who="release-import")
     run.counts["tasks_new" if version == 1 else "tasks_new_versions"] += 1
     return version

@@ -4,8 +4,8 @@ import xml.etree.ElementTree as ET
 
 import yaml
 
-from curation.annotate.taxonomy import load_taxonomy
 from curation.core.resources import resource_text
+from curation.tasks.taxonomy import load_taxonomy
 
 
 def test_subcategory_choices_are_the_taxonomy_with_both_names():

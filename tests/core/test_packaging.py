@@ -44,7 +44,7 @@ def test_wheel_in_a_fresh_venv_runs_from_another_folder(tmp_path):
     assert out.returncode == 0 and "3 read, 3 accepted, 0 rejected" in out.stdout, out.stderr
     assert curate("--catalog", "c.duckdb", "keywords").returncode == 0  # packaged stop words
     from curation.core.resources import resource_text
-    shown = subprocess.run([str(py), "-c", "from curation.annotate.taxonomy import load_taxonomy; "
+    shown = subprocess.run([str(py), "-c", "from curation.tasks.taxonomy import load_taxonomy; "
                             "from curation.qc.prompts import template; "
                             "print(len(load_taxonomy().subcategories), len(template('label', 'zh')))"],
                            cwd=work, capture_output=True, text=True, env=env, check=True).stdout.split()

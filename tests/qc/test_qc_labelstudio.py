@@ -19,13 +19,13 @@ from curation.qc.adjudicate import export_adjudication, import_adjudication
 from curation.qc.calibrate import export_pilot, fields_of, import_pilot
 from curation.qc.calibration_report import NOT_ENOUGH, write_calibration
 from curation.qc.funnel import qc_report
-from curation.qc.lifecycle import path_of, state_of
 from curation.qc.review import export_reviews, import_reviews
-from curation.qc.runner_format import load_runner_dir
 from curation.qc.shortcut import filter_shortcuts
 from curation.qc.validate import validate_catalog, validate_tasks
 from curation.release.build import build_release
 from curation.status import explain_task
+from curation.tasks.lifecycle import path_of, state_of
+from curation.tasks.runner_format import load_runner_dir
 from tests.core.contract import run_traced
 from tests.labelstudio import login
 from tests.qc.helpers import planted_catalog

@@ -14,10 +14,10 @@ import pytest
 
 from curation.core.errors import PrerequisiteError, UsageError
 from curation.corpus.feeds import load_feed
-from curation.qc.runner_format import load_runner_dir
 from curation.qc.validate import validate_tasks
 from curation.release.build import build_release
 from curation.release.manifest import verify
+from curation.tasks.runner_format import load_runner_dir
 from tests.conftest import ROOT
 from tests.core.contract import run_traced
 from tests.qc.helpers import finish_qc, plant_task

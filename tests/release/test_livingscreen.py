@@ -9,11 +9,11 @@ import pytest
 from curation.core.catalog import Catalog
 from curation.core.config import load_config
 from curation.core.errors import PrerequisiteError, UsageError
-from curation.qc.lifecycle import state_of
-from curation.qc.runner_format import catalog_task_rows, task_to_runner
 from curation.qc.validate import validate_catalog
 from curation.release.build import build_release
 from curation.release.livingscreen import export_livingscreen, import_livingscreen
+from curation.tasks.lifecycle import state_of
+from curation.tasks.runner_format import catalog_task_rows, task_to_runner
 from tests.core.contract import run_traced
 from tests.release.helpers import reviewed_catalog, settings
 

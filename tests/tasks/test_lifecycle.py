@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from curation.core.stage import Stage, StageRun
-from curation.qc.lifecycle import STARTS, TRANSITIONS, LifecycleError, move, path_of, state_of
+from curation.tasks.lifecycle import STARTS, TRANSITIONS, LifecycleError, move, path_of, state_of
 
 
 def _mover(run: StageRun, steps: list[tuple[str, int, str]]) -> list[bool]:

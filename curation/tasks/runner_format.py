@@ -33,28 +33,16 @@ def runner_instruction(question: str, options: dict[str, str] | None) -> str:
     return question.rstrip() + "\n" + " ".join(f"{k}:{v}" for k, v in sorted(options.items()))
 
 
-def task_to_runner(task: dict[str, Any], feed: dict[str, Any] | None) -> dict[str, Any]:
-    """A catalog task row (and its feed version) in the runner's shape."""
-    options = json.loads(task["options"]) if task.get("options") else None
-    out: dict[str, Any] = {
-        "task_id": task["task_id"],
-        "instruction": runner_instruction(task.get("instruction") or "", options),
-        "video_feed": list(feed["video_feed"]) if feed else [],
-        "eval_type": task.get("eval_type"),
-        "eval_config": json.loads(task["eval_config"]) if task.get("eval_config") else [],
-    }
-    if task.get("eval_type") == "label" and feed:
-        out["keyword_videos"] = list(feed["keyword_videos"])
-        out["other_videos"] = list(feed["other_videos"])
-    return out
-
-
 def catalog_task_rows(catalog: Any) -> list[dict[str, Any]]:
-    """The latest version of every task, in the runner's terms: `video_feed` is the feed the task
-    uses (after the annotator's edits); `keyword_videos` / `other_videos` describe the base feed
-    the annotator was given, so that its edits show as deletions and swaps."""
+    """The latest version of every task with its life-cycle `state` and `origin` (authored or
+    imported), in the runner's terms: `video_feed` is the feed the task uses (after the annotator's
+    edits); `keyword_videos` / `other_videos` describe the base feed the annotator was given, so that
+    its edits show as deletions and swaps."""
     return catalog.rows("""
-        SELECT t.*, f.video_feed, b.keyword_videos, b.other_videos FROM latest_tasks t
+        SELECT t.*, s.state, o.to_state AS origin, f.video_feed, b.keyword_videos, b.other_videos
+        FROM latest_tasks t
+        JOIN task_states s ON s.task_id = t.task_id AND s.version = t.version
+        JOIN task_transitions o ON o.task_id = t.task_id AND o.version = t.version AND o.seq = 1
         JOIN feeds f ON f.feed_id = t.feed_id AND f.version = t.feed_version
         JOIN feeds b ON b.feed_id = t.feed_id AND b.version = coalesce(t.base_feed_version, t.feed_version)
         ORDER BY t.task_id""")

@@ -10,8 +10,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_OPTION_START = re.compile(r"(?:^|(?<=[\s;；,，。？?！!）)」】]))([A-H])\s*[:：.、．)]\s*")
-_CHECK_LINE = re.compile(r"^(\w+)\s+(\d+(?:\s*[,，]\s*\d+)*)(?:\s+(.*))?$")
+from curation.tasks.taxonomy import load_taxonomy
+
+OPTION_LETTERS = load_taxonomy().option_letters
+_OPTION_START = re.compile(r"(?:^|(?<=[\s;；,，。？?！!）)」】]))([" + OPTION_LETTERS + r"])\s*[:：.、．)]\s*")
+_CHECK_LINE = re.compile(r"^(\w+)\s+(\d+(?:\s*[,，、\-–~～到至]\s*\d+)*)(?:\s+(.*))?$")
 _QUOTED = re.compile(r'"([^"]*)"')
 
 CHECK_FUNCS = {"like": "eval_like", "collect": "eval_collect", "report": "eval_report",
@@ -46,10 +49,12 @@ def _normalise_quotes(line: str) -> str:
 
 
 _RANGE = re.compile(r"(\d+)\s*[-–~～到至]\s*(\d+)")
+# "report 3 any": the video is reported, whatever category the agent picks
+ANY_CATEGORY = ("any", "任意", "任何", "*")
 
 
-def _positions(text: str, feed_len: int, where: str, errors: list[str]) -> list[int]:
-    """1-based positions ('2 5', '2,5', '2-4', '2到4') as 0-based ones; anything else is a problem line."""
+def _numbers(text: str, where: str, errors: list[str]) -> list[int]:
+    """1-based positions as written ('2 5', '2,5', '2-4', '2到4'), in order, without repeats."""
     out: list[int] = []
     text = _RANGE.sub(lambda m: " ".join(str(n) for n in range(int(m.group(1)), int(m.group(2)) + 1))
                       if int(m.group(1)) <= int(m.group(2)) else m.group(0), text.strip())
@@ -58,17 +63,26 @@ def _positions(text: str, feed_len: int, where: str, errors: list[str]) -> list[
             continue
         if not token.isdigit():
             errors.append(f"{where}: {token!r} is not a position; write numbers like 2, 5 or a range 2-4")
-            continue
-        number = int(token)
+        elif int(token) not in out:
+            out.append(int(token))
+    return out
+
+
+def _positions(text: str, feed_len: int, where: str, errors: list[str]) -> list[int]:
+    """1-based positions as 0-based ones, each inside a feed of `feed_len` (feed edits)."""
+    out = []
+    for number in _numbers(text, where, errors):
         if not 1 <= number <= feed_len:
             errors.append(f"{where}: position {number} is outside the feed (1-{feed_len})")
-        elif number - 1 not in out:
+        else:
             out.append(number - 1)
     return out
 
 
-def parse_platform_state(text: str | None, feed_len: int, report_categories: tuple[str, ...]
-                         ) -> tuple[list[dict[str, Any]], list[str]]:
+def parse_platform_state(text: str | None) -> tuple[list[dict[str, Any]], list[str]]:
+    """End-state lines as the runner's checks (positions made 0-based) and the lines that could not be
+    read. Reading is all this does: whether a position is inside the feed or a category is one the app
+    offers is for the task rules to say, the same way whichever door a task came in by."""
     checks: list[dict[str, Any]] = []
     errors: list[str] = []
     for n, raw in enumerate((text or "").splitlines(), start=1):
@@ -82,21 +96,21 @@ def parse_platform_state(text: str | None, feed_len: int, report_categories: tup
                           f"{', '.join(CHECK_FUNCS)} and a position")
             continue
         verb, rest = match.group(1).lower(), (match.group(3) or "").strip()
-        positions = _positions(match.group(2), feed_len, where, errors)
-        category = _QUOTED.sub("", rest).strip()
-        if verb == "report" and category not in report_categories:
-            errors.append(f"{where}: report category {category or '(none)'!r} is not one of "
-                          f"{', '.join(report_categories)}")
+        numbers = _numbers(match.group(2), where, errors)
+        if not numbers:
             continue
-        if not positions:
-            continue
+        positions = [number - 1 for number in numbers]
         ids: int | list[int] = positions[0] if len(positions) == 1 else positions
         quoted = _QUOTED.search(rest)
+        category = _QUOTED.sub("", rest).strip()
         args: dict[str, Any]
         if verb in ("like", "collect"):
             args = {"video_ids": ids}
         elif verb == "report":
-            args = {"video_ids": ids, "expected_cat": category}
+            if not category:
+                errors.append(f"{where}: report needs a category, or 'any' when every category counts")
+                continue
+            args = {"video_ids": ids} | ({} if category.lower() in ANY_CATEGORY else {"expected_cat": category})
             if quoted:
                 args["expected_reason"] = quoted.group(1)
         elif verb == "comment":
@@ -112,13 +126,8 @@ def parse_platform_state(text: str | None, feed_len: int, report_categories: tup
                 errors.append(f"{where}: playback needs a target like 50% or 12s")
                 continue
             value = float(target.group(1))
-            if target.group(2) == "%":
-                if value > 100:
-                    errors.append(f"{where}: playback {value}% is over 100%")
-                    continue
-                args = {"video_id": positions[0], "target_pct": round(value / 100, 6)}
-            else:
-                args = {"video_id": positions[0], "target_sec": value}
+            args = {"video_id": positions[0]} | ({"target_pct": round(value / 100, 6)} if target.group(2) == "%"
+                                                 else {"target_sec": value})
         checks.append({"func": CHECK_FUNCS[verb], "args": args})
     return checks, errors
 
@@ -171,12 +180,13 @@ def render_platform_state(checks: list[dict[str, Any]] | None) -> str:
         where = ",".join(str(i + 1) for i in (ids if isinstance(ids, list) else [ids]) if i is not None)
         line = f"{verb} {where}"
         if verb == "report":
-            line += f" {args.get('expected_cat', '')}"
+            line += f" {args.get('expected_cat') or 'any'}"
             if args.get("expected_reason") is not None:
                 line += f' "{args["expected_reason"]}"'
         elif verb == "comment" and args.get("comment") is not None:
             line += f' "{args["comment"]}"'
         elif verb == "playback":
-            line += (f" {args['target_pct'] * 100:g}%" if "target_pct" in args else f" {args.get('target_sec', 0):g}s")
+            line += (f" {round(args['target_pct'] * 100, 4):g}%" if "target_pct" in args
+                     else f" {args.get('target_sec', 0):g}s")
         lines.append(line)
     return "\n".join(lines)

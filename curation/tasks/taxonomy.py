@@ -25,6 +25,7 @@ class Taxonomy:
     subcategories: dict[str, Subcategory]
     report_categories: tuple[str, ...]
     cannot_determine: tuple[str, ...]  # phrasings, folded by `fold`
+    option_letters: str                # the letters an option may have, in order ("ABCDEFGHIJ")
 
     def is_cannot_determine(self, option_text: str) -> bool:
         """An option that says the question has no answer among the others, in any of the
@@ -50,4 +51,4 @@ def load_taxonomy() -> Taxonomy:
             subs[sub["id"]] = Subcategory(sub["id"], tier, body["eval"], body["file"],
                                           bool(sub.get("requires_cannot_determine")))
     phrasings = tuple(fold(p) for lang in ("zh", "en") for p in spec["cannot_determine"][lang])
-    return Taxonomy(subs, tuple(spec["report_categories"]), phrasings)
+    return Taxonomy(subs, tuple(spec["report_categories"]), phrasings, str(spec["option_letters"]))

@@ -1,13 +1,13 @@
 import pytest
 
-from curation.annotate.syntax import (
+from curation.tasks.syntax import (
     parse_feed_edits,
     parse_options,
     parse_platform_state,
     render_platform_state,
     split_instruction,
 )
-from curation.annotate.taxonomy import load_taxonomy
+from curation.tasks.taxonomy import load_taxonomy
 
 CATS = load_taxonomy().report_categories
 

@@ -1,0 +1,114 @@
+"""A task version's life cycle: the only record of a task's state, and the one place that says
+which states exist and how a task may move between them. Every stage moves tasks only through
+`move`, and every move is a row of `task_transitions` (task, version, from, to, reason, who, run):
+the path a task took stays readable, and nothing is ever deleted ("deleted" is a state with its
+reason and author). No versioned row is changed in place; a change of a task is a new version.
+
+    authored ─┬─▶ needs_fix            (a fix is a new version, which starts at authored)
+    imported ─┘  (a task from an existing release; validation decides)
+              └─▶ valid ─┬─▶ shortcut_discarded ◀─┐  (a later filter configuration may
+                         │                         │   decide the other way)
+                         ├─▶ shortcut_passed ─────┘
+                         │       ├─▶ reviewed_ok
+                         │       └─▶ escalated ─▶ kept | deleted | revised
+                         └─▶ kept  (inherited: an imported release's task accepted as it was,
+                                    `curate qc accept-imported`)
+
+Two moves cut across: the task rules may send any live version to `needs_fix` (a defect found
+after the state was set, e.g. by a rule that did not exist then); an imported version in
+`needs_fix` whose rules pass again goes back to `valid`. A task whose sub-category changed is
+renamed: its old id is `retired` in the same transaction that starts the new id.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from curation.core.catalog import Catalog, now
+from curation.core.errors import CurationError
+from curation.core.stage import StageRun
+
+STARTS = frozenset({"authored", "imported"})
+FINAL_OUT = frozenset({"deleted", "revised", "retired"})  # versions that left the flow for good
+TRANSITIONS: dict[str, frozenset[str]] = {
+    "authored": frozenset({"needs_fix", "valid"}),
+    "imported": frozenset({"needs_fix", "valid"}),
+    "needs_fix": frozenset({"valid"}),
+    "valid": frozenset({"shortcut_discarded", "shortcut_passed", "kept"}),
+    "shortcut_discarded": frozenset({"shortcut_passed"}),
+    "shortcut_passed": frozenset({"shortcut_discarded", "reviewed_ok", "escalated"}),
+    "reviewed_ok": frozenset(),
+    "escalated": frozenset({"kept", "deleted", "revised"}),
+    "kept": frozenset(),
+    "deleted": frozenset(),
+    "revised": frozenset(),
+    "retired": frozenset(),
+}
+# the task rules reach every version still in the flow; a rename retires any version
+for _state in TRANSITIONS:
+    if _state not in FINAL_OUT | {"needs_fix"}:
+        TRANSITIONS[_state] = TRANSITIONS[_state] | {"needs_fix"}
+    if _state != "retired":
+        TRANSITIONS[_state] = TRANSITIONS[_state] | {"retired"}
+STATES = tuple(TRANSITIONS)
+RELEASED_STATES = ("kept", "reviewed_ok")
+
+
+class LifecycleError(CurationError):
+    """A move the life cycle does not allow; the message names the task, the states and why."""
+
+
+def state_of(catalog: Catalog, task_id: str, version: int) -> str | None:
+    return catalog.scalar("SELECT to_state FROM task_transitions WHERE task_id = ? AND version = ? "
+                          "ORDER BY seq DESC LIMIT 1", [task_id, version])
+
+
+def move(run: StageRun, task_id: str, version: int, to_state: str, reason: str | None = None,
+         who: str | None = None) -> bool:
+    """Move a task version to `to_state`; False (and nothing written) when it is there already."""
+    if to_state not in TRANSITIONS:
+        raise LifecycleError(f"{task_id} v{version}: {to_state!r} is not a state ({', '.join(STATES)})")
+    catalog = run.db
+    current = state_of(catalog, task_id, version)
+    if current == to_state:
+        return False
+    allowed = TRANSITIONS[current] if current is not None else STARTS
+    if to_state not in allowed:
+        raise LifecycleError(f"{task_id} v{version} is {current or 'new'}: it cannot become {to_state} "
+                             f"(from there: {', '.join(sorted(allowed)) or 'nothing; it is final'})")
+    seq = catalog.scalar("SELECT coalesce(max(seq), 0) + 1 FROM task_transitions WHERE task_id = ? "
+                         "AND version = ?", [task_id, version])
+    catalog.insert("task_transitions", {"task_id": task_id, "version": version, "seq": seq,
+                                        "from_state": current, "to_state": to_state, "reason": reason,
+                                        "who": who, "run_id": run.run_id, "moved_at": now()})
+    return True
+
+
+def path_of(catalog: Catalog, task_id: str) -> list[dict[str, Any]]:
+    """Every move of every version of a task, in order."""
+    return catalog.rows("SELECT * FROM task_transitions WHERE task_id = ? ORDER BY version, seq", [task_id])
+
+
+def origin_of(catalog: Catalog, task_id: str, version: int) -> str | None:
+    """How a version started: `authored` or `imported`."""
+    return catalog.scalar("SELECT to_state FROM task_transitions WHERE task_id = ? AND version = ? AND seq = 1",
+                          [task_id, version])
+
+
+def inherited_tasks(catalog: Catalog) -> dict[str, str]:
+    """Latest task versions kept because an imported release was accepted as it was (task id ->
+    the reason recorded, which names the release), not because they went through this team's QC."""
+    return {r[0]: r[1] for r in catalog.con.execute("""
+        SELECT x.task_id, x.reason FROM task_transitions x JOIN latest_tasks t
+          ON t.task_id = x.task_id AND t.version = x.version
+        WHERE x.to_state = 'kept' AND x.from_state = 'valid' ORDER BY 1""").fetchall()}
+
+
+def latest_states(catalog: Catalog) -> list[dict[str, Any]]:
+    """Every task's latest version with its state and, for `needs_fix`, the reason it was sent back."""
+    return catalog.rows("""
+        SELECT t.task_id, t.version, t.author, t.feed_id, t.ls_task_id, s.state,
+               (SELECT x.reason FROM task_transitions x WHERE x.task_id = t.task_id AND x.version = t.version
+                AND x.to_state = 'needs_fix' ORDER BY x.seq DESC LIMIT 1) AS fix_reason
+        FROM latest_tasks t JOIN task_states s ON s.task_id = t.task_id AND s.version = t.version
+        ORDER BY t.task_id""")
