@@ -11,6 +11,7 @@ from typing import Any
 
 from curation.core.resources import resource_text
 from curation.corpus.visible import VisibleVideo
+from curation.tasks.taxonomy import load_taxonomy
 
 CANNOT_ANSWER = "cannot_answer"
 UNPARSED = "unparsed"
@@ -68,7 +69,10 @@ def parse_label_answer(text: str | None, letters: list[str]) -> str:
     if not text:
         return UNPARSED
     cleaned = text.strip()
-    found = set(re.findall(r"(?<![A-Za-z])([A-H])(?![A-Za-z])", cleaned))
+    # any option letter the taxonomy knows counts (naming an option the task lacks is no answer), but
+    # "I" only where the task offers an option I: elsewhere it is the English pronoun ("I think B")
+    known = "".join(x for x in load_taxonomy().option_letters if x != "I" or "I" in letters)
+    found = set(re.findall(rf"(?<![A-Za-z])([{known}])(?![A-Za-z])", cleaned))
     if not found:
         return CANNOT_ANSWER if _CANNOT.search(cleaned) else UNPARSED
     return found.pop() if len(found) == 1 and found <= set(letters) else UNPARSED

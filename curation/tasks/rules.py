@@ -168,12 +168,14 @@ def _check_label(task: TaskRecord, ctx: RuleContext) -> Iterable[Defect]:
     if any(isinstance(c, dict) and "func" in c for c in config):
         yield Defect(tid, "label-has-end-state", "a label task has an expected end state too; keep one of them")
     answers = [c for c in config if isinstance(c, dict) and "func" not in c]
-    answer = answers[0].get("answer") if len(answers) == 1 else None
-    if not answers or answer is None or answer == "":
-        yield Defect(tid, "answer-missing", 'the answer is ""' if answers and answer == "" else "no answer given")
-    elif len(answers) > 1 or not isinstance(answer, str) or not re.fullmatch(f"[{letters}]", answer):
+    answer = answers[0].get("answer") if answers else None
+    if len(answers) > 1:
         shown = ", ".join(_show(a.get("answer")) for a in answers)
-        yield Defect(tid, "answer-malformed", f"answer {shown} is not one letter {letters[0]}–{letters[-1]}")
+        yield Defect(tid, "answer-malformed", f"{len(answers)} answers ({shown}); a label task has exactly one")
+    elif answer is None or answer == "":
+        yield Defect(tid, "answer-missing", 'the answer is ""' if answers and answer == "" else "no answer given")
+    elif not isinstance(answer, str) or not re.fullmatch(f"[{letters}]", answer):
+        yield Defect(tid, "answer-malformed", f"answer {_show(answer)} is not one letter {letters[0]}–{letters[-1]}")
     elif options and answer not in options:
         yield Defect(tid, "answer-not-an-option",
                      f"answer {_show(answer)} is not among the options {', '.join(sorted(options))}")

@@ -17,7 +17,7 @@ def plant_task(cat: Catalog, task_id: str, feed_id: str, *, tier: str, subcatego
         "task_id": task_id, "version": version, "author": author, "feed_id": feed_id, "base_feed_version": feed.version,
         "feed_version": feed.version, "tier": tier, "subcategory": subcategory, "eval_type": eval_type,
         "instruction": instruction, "options": json.dumps(options, ensure_ascii=False) if options else None,
-        "eval_config": json.dumps(eval_config, ensure_ascii=False), "status": status, "annotation_sha256": "sha",
+        "eval_config": json.dumps(eval_config, ensure_ascii=False), "annotation_sha256": "sha",
         "lead_time_s": 10.0, "annotated_at": now(), "run_id": "test", "created_at": now()})
     for seq, (before, after) in enumerate([(None, "authored"), ("authored", "needs_fix" if status == "needs_fix"
                                                                  else "valid")], start=1):

@@ -5,8 +5,13 @@ import sys
 
 import pytest
 
-from curation.qc.validate import validate_tasks
+from curation.qc.validate import validate_tasks as _validate
+from curation.tasks.rules import RULES, RuleContext
 from tests.conftest import ROOT
+
+
+def validate_tasks(tasks, known_videos=None, durations=None):
+    return _validate(tasks, RuleContext(known_videos=known_videos, durations=durations or {}))
 
 FEED = [f"FakeSV/{i}" for i in range(8)]
 CLEAN = [
@@ -45,7 +50,13 @@ PLANTED = [  # each one: the task cannot be run or graded as written
     ("answer-not-an-option", 0, lambda t: t.update(eval_config=[{"answer": "E"}])),
     ("answer-malformed", 0, lambda t: t.update(eval_config=[{"answer": "C"}, {"answer": "D"}])),
     ("answer-malformed", 0, lambda t: t.update(eval_config=[{"answer": "橘色"}])),  # the option's text, not its letter
-    ("answer-malformed", 0, lambda t: t.update(eval_config=[{"answer": ""}])),
+    ("answer-missing", 0, lambda t: t.update(eval_config=[{"answer": ""}])),
+    ("answer-missing", 0, lambda t: t.update(eval_config=[])),
+    ("answer-malformed", 0, lambda t: t.update(eval_config=[{"answer": "2"}])),
+    ("unknown-subcategory", 0, lambda t: t.update(task_id="feature_analysys_1")),
+    ("eval-type-mismatch", 2, lambda t: t.update(task_id="event_association_9")),
+    ("label-has-end-state", 0, lambda t: t["eval_config"].append({"func": "eval_like", "args": {"video_ids": 1}})),
+    ("platform-has-answer", 2, lambda t: t["eval_config"].append({"answer": "A"})),
     ("unknown-func", 2, lambda t: t["eval_config"].append({"func": "eval_share", "args": {"video_ids": 1}})),
     ("unexpected-arg", 3, lambda t: t["eval_config"][1]["args"].update(target_pct=0.3)),
     ("missing-arg", 3, lambda t: t["eval_config"][0]["args"].pop("target_pct")),
@@ -69,11 +80,10 @@ def test_each_planted_error_is_found(code, index, change):
     assert code in {d.code for d in errors}, defects
     assert {d.task_id for d in errors} <= {CLEAN[index]["task_id"], _plant(index, change)[index]["task_id"]}
     assert all("\n" not in d.message for d in defects)
+    assert all(d.severity == RULES[d.code].severity for d in defects)
 
 
 DOUBTFUL = [  # a person should look, but the task runs and grades as written
-    ("unknown-subcategory", 0, lambda t: t.update(task_id="feature_analysys_1")),
-    ("eval-type-mismatch", 2, lambda t: t.update(task_id="event_association_9")),
     ("no-cannot-determine-option", 1, lambda t: t.update(instruction="下一条拍什么？A：美食；B：旅行；C：游戏")),
     ("comment-text-missing", 2, lambda t: t["eval_config"][1]["args"].pop("comment")),
     ("feed-too-long", 3, lambda t: t.update(video_feed=[f"FakeSV/{i}" for i in range(21)])),
@@ -138,17 +148,19 @@ def test_warnings_ratio_and_near_duplicates():
 
 def test_runner_directory_from_the_command_line(tmp_path):
     (tmp_path / "cross_source_understanding.json").write_text(json.dumps(CLEAN[:2], ensure_ascii=False), "utf-8")
-    bad = copy.deepcopy(CLEAN[2:])
+    (tmp_path / "gui_action.json").write_text(json.dumps(CLEAN[3:], ensure_ascii=False), "utf-8")
+    bad = copy.deepcopy(CLEAN[2:3])
     bad[0]["eval_config"][0]["args"]["expected_cat"] = "暴力"
     (tmp_path / "close_end_application.json").write_text(json.dumps(bad, ensure_ascii=False), "utf-8")
     run = [sys.executable, "-m", "curation.cli", "qc", "validate", "--livingscreen", str(tmp_path)]
     out = subprocess.run(run, cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 1
     assert "moderation_1\terror\treport-category-unknown\t" in out.stdout
-    assert "4 tasks checked: 1 errors, 0 warnings, 0 notes" in out.stdout
+    assert "4 tasks checked: 1 errors, 0 warnings, 0 notes; 1 tasks need a fix" in out.stdout
+    assert 'report category "暴力" is not one of' in out.stdout  # the offending value, shown
     as_json = json.loads(subprocess.run(run + ["--json"], cwd=ROOT, capture_output=True, text=True).stdout)
     assert [d["code"] for d in as_json] == ["report-category-unknown"]
-    (tmp_path / "close_end_application.json").write_text(json.dumps(CLEAN[2:], ensure_ascii=False), "utf-8")
+    (tmp_path / "close_end_application.json").write_text(json.dumps(CLEAN[2:3], ensure_ascii=False), "utf-8")
     assert subprocess.run(run, cwd=ROOT, capture_output=True, text=True).returncode == 0
     (tmp_path / "gui_action.json").write_text("{broken", "utf-8")
     out = subprocess.run(run, cwd=ROOT, capture_output=True, text=True)
@@ -171,7 +183,7 @@ def test_catalog_tasks_are_checked_against_the_base_feed_they_were_given(cluster
                eval_config=[{"answer": "A"}])  # the runner's base lists belong to label tasks
     cat.con.execute("UPDATE tasks SET base_feed_version = 1, feed_version = ? WHERE task_id = 'feature_analysis_1'",
                     [edited.version])
-    _, defects, _ = validate_catalog(cat, feeds)
+    defects = validate_catalog(cat, feeds).defects
     (note,) = [d for d in defects if d.code == "feed-edited"]
     assert note.severity == "info" and "1 base videos deleted" in note.message
     assert not [d for d in defects if d.severity != "info"], defects
