@@ -15,15 +15,18 @@ from typing import Any
 
 from curation.core.stage import StageRun, stage
 from curation.reports import page, write
+from curation.tasks.lifecycle import inherited_tasks
 
 PAPER = {"shortcut_retained": 0.743, "deleted_after_review": 0.142, "revised_after_review": 0.220}
 STEPS = ("authored", "valid", "shortcut_passed", "reviewed_ok", "escalated", "kept", "deleted", "revised")
+APART = ("needs_fix", "imported", "inherited")  # shown beside the steps: sent back, and carried over
 
 
 def funnel_rows(run: StageRun) -> list[dict[str, Any]]:
-    return run.db.rows("""
+    inherited = inherited_tasks(run.db)
+    return [row | {"inherited": row["task_id"] in inherited} for row in run.db.rows("""
         SELECT t.task_id, t.tier, t.subcategory, t.author, t.lead_time_s, list(DISTINCT x.to_state) AS reached
-        FROM latest_tasks t JOIN task_transitions x USING (task_id) GROUP BY ALL ORDER BY t.task_id""")
+        FROM latest_tasks t JOIN task_transitions x USING (task_id) GROUP BY ALL ORDER BY t.task_id""")]
 
 
 def _rate(part: int, whole: int) -> float | None:
@@ -37,6 +40,8 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         # a task reviewed twice (a revision goes round again) is one reviewed task
         reviewed = sum(1 for r in group if {"reviewed_ok", "escalated"} & set(r["reached"]))
         return {"tasks": len(group), **{s: reached[s] for s in (*STEPS, "needs_fix", "shortcut_discarded")},
+                # tasks of an imported release kept as published: they did not go through this team's QC
+                "imported": reached["imported"], "inherited": sum(1 for r in group if r.get("inherited")),
                 "shortcut_retained": _rate(reached["shortcut_passed"], judged),
                 "deleted_after_review": _rate(reached["deleted"], reviewed),
                 "revised_after_review": _rate(reached["revised"], reviewed)}
@@ -99,10 +104,10 @@ def qc_report(run: StageRun, path: Path) -> dict[str, Any]:
             f"{PAPER['deleted_after_review']:.1%}) and {pct(total['revised_after_review'])} revised (paper "
             f"{PAPER['revised_after_review']:.1%}).</p>", "<h2>Funnel</h2>", funnel_svg(total),
             "<h2>By sub-category</h2>", subcategory_bars_svg(summary["subcategories"]),
-            "<table><tr><th>group</th>" + "".join(f"<th>{s}</th>" for s in (*STEPS, "needs_fix")) +
+            "<table><tr><th>group</th>" + "".join(f"<th>{s}</th>" for s in (*STEPS, *APART)) +
             "<th>kept by filter</th></tr>"]
     for name, g in [("all", total), *summary["tiers"].items(), *summary["subcategories"].items()]:
-        body.append(f"<tr><td>{esc(name)}</td>" + "".join(f"<td>{g[s]}</td>" for s in (*STEPS, "needs_fix"))
+        body.append(f"<tr><td>{esc(name)}</td>" + "".join(f"<td>{g[s]}</td>" for s in (*STEPS, *APART))
                     + f"<td>{pct(g['shortcut_retained'])}</td></tr>")
     body.append("</table><h2>Annotators</h2><table><tr><th>annotator</th><th>tasks</th>"
                 "<th>median lead time</th></tr>")

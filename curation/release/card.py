@@ -68,14 +68,19 @@ def render_card(settings: ReleaseConfig, version: str, repo: str | None, configs
     lines += ["## Tasks", "", "| tier | config | sub-category | tasks |", "|---|---|---|---|"]
     lines += [f"| {tier} | `{CONFIGS[tier]}` | {sub} | {n} |" for (tier, sub), n in sorted(by_sub.items())]
     lines += ["", f"{len(tasks)} tasks in all (" + ", ".join(f"{t} {n}" for t, n in sorted(by_tier.items())) + f"), "
-              f"over {len(videos)} videos.", "",
-              "## Quality control", "",
-              "Every task passed three gates: structural validation, a metadata-only shortcut filter (a model "
-              "that sees only titles, hashtags and author bios must not solve it), and a blind review by a "
-              "second annotator, with escalations decided by the group.", "",
+              f"over {len(videos)} videos.", "", "## Quality control", ""]
+    inherited = Counter(t["qc"]["inherited_from"] for t in tasks if t["qc"].get("inherited_from"))
+    reviewed = len(tasks) - sum(inherited.values())
+    if reviewed:
+        lines += [f"{reviewed} tasks went through this team's QC: the task rules, a metadata-only shortcut filter "
+                  "and a blind review by a second annotator, with escalations decided by the group.", ""]
+    lines += [f"{n} tasks were inherited and kept as published, without a second review here ({why})." for why, n in
+              sorted(inherited.items())] + ([""] if inherited else [])
+    lines += ["Every shipped task passes the task rules of the toolkit that built this release.", "",
               "| step | tasks |", "|---|---|"]
     lines += [f"| {step.replace('_', ' ')} | {total.get(step, 0)} |" for step in
-              ("authored", "valid", "shortcut_passed", "reviewed_ok", "escalated", "kept", "deleted", "revised")]
+              ("authored", "imported", "valid", "shortcut_passed", "reviewed_ok", "escalated", "kept", "inherited",
+               "deleted", "revised")]
     lines += ["", f"Kept by the shortcut filter: {_pct(total.get('shortcut_retained'))} (the paper: "
               f"{PAPER['shortcut_retained']:.1%}); after review {_pct(total.get('deleted_after_review'))} deleted "
               f"(paper {PAPER['deleted_after_review']:.1%}) and {_pct(total.get('revised_after_review'))} revised "

@@ -105,10 +105,11 @@ def inherited_tasks(catalog: Catalog) -> dict[str, str]:
 
 
 def latest_states(catalog: Catalog) -> list[dict[str, Any]]:
-    """Every task's latest version with its state and, for `needs_fix`, the reason it was sent back."""
+    """Every task's latest version with its state and, for `needs_fix`, the reason it was sent back; an id
+    retired by a rename is not a task of its own (its successor is)."""
     return catalog.rows("""
         SELECT t.task_id, t.version, t.author, t.feed_id, t.ls_task_id, s.state,
                (SELECT x.reason FROM task_transitions x WHERE x.task_id = t.task_id AND x.version = t.version
                 AND x.to_state = 'needs_fix' ORDER BY x.seq DESC LIMIT 1) AS fix_reason
         FROM latest_tasks t JOIN task_states s ON s.task_id = t.task_id AND s.version = t.version
-        ORDER BY t.task_id""")
+        WHERE s.state <> 'retired' ORDER BY t.task_id""")

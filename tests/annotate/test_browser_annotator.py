@@ -26,7 +26,7 @@ CHROMIUM = Path("/usr/bin/chromium")
 SCREENSHOT = ROOT / "build" / "reports" / "annotator_task.png"
 FEEDS = load_config().feeds
 SETTLE_MS = 90_000  # Label Studio's first render of a task can be slow on a busy machine
-NEEDS_FIX = "answer C is not among the options A, B"
+NEEDS_FIX = 'answer "C" is not among the options A, B'
 
 
 def launch_chromium(pw):
@@ -177,17 +177,16 @@ def test_annotator_authors_gets_feedback_and_fixes_in_the_browser(clustered_cata
         # the toolkit imports: the label task needs a fix, the platform task is fine
         counts = import_from_label_studio(cat, FEEDS)
         assert (counts["new"], counts["needs_fix"], counts["written_by_someone_else"]) == (2, 1, 0)
-        rows = {r["ls_task_id"]: r for r in cat.rows("SELECT * FROM tasks ORDER BY version")}
+        rows = {r["ls_task_id"]: r for r in cat.rows(
+            "SELECT t.*, s.state FROM tasks t JOIN task_states s USING (task_id, version) ORDER BY version")}
         label, platform = rows[label_task], rows[platform_task]
-        assert (label["status"], label["tier"], label["subcategory"], label["eval_type"], label["author"]) == (
+        assert (label["state"], label["tier"], label["subcategory"], label["eval_type"], label["author"]) == (
             "needs_fix", "L2", "feature_analysis", "label", "dora")
-        assert json.loads(label["reasons"]) == [NEEDS_FIX]
         assert json.loads(label["options"]) == {"A": "一只", "B": "两只"}
         assert label["instruction"] == "视频中出现了几只猫？"
-        assert (platform["status"], platform["tier"], platform["subcategory"], platform["author"]) == (
-            "ok", "L1", "gui_like", "dora")
+        assert (platform["state"], platform["tier"], platform["subcategory"], platform["author"]) == (
+            "valid", "L1", "gui_like", "dora")
         assert json.loads(platform["eval_config"]) == [{"func": "eval_like", "args": {"video_ids": 0}}]
-        assert platform["reasons"] is None
 
         # she reads why at the top of the task, fixes the answer and presses Update
         open_task(page, url, project, label_task, len(label_feed.video_feed))
@@ -199,9 +198,9 @@ def test_annotator_authors_gets_feedback_and_fixes_in_the_browser(clustered_cata
 
         counts = import_from_label_studio(cat, FEEDS)
         assert (counts["new"], counts["new_versions"], counts["unchanged"], counts["needs_fix"]) == (0, 1, 1, 0)
-        versions = cat.rows("SELECT version, status, eval_config FROM tasks WHERE ls_task_id = ? ORDER BY version",
-                            [label_task])
-        assert [(v["version"], v["status"]) for v in versions] == [(1, "needs_fix"), (2, "ok")]
+        versions = cat.rows("SELECT t.version, s.state, t.eval_config FROM tasks t JOIN task_states s "
+                            "USING (task_id, version) WHERE ls_task_id = ? ORDER BY version", [label_task])
+        assert [(v["version"], v["state"]) for v in versions] == [(1, "needs_fix"), (2, "valid")]
         assert json.loads(versions[1]["eval_config"]) == [{"answer": "B"}]
 
         open_task(page, url, project, label_task, len(label_feed.video_feed))

@@ -15,9 +15,11 @@ from curation.core.config import load_config
 from curation.core.errors import InputError
 from curation.core.resources import resource_text
 from curation.corpus.feeds import build_feed_set, load_feed
+from curation.tasks.lifecycle import latest_states
 from tests.conftest import ROOT
 from tests.core.contract import run_traced
 from tests.labelstudio import login
+from tests.qc.helpers import finish_qc
 
 pytestmark = pytest.mark.servers  # a real Label Studio / LLM server / chromium
 
@@ -167,11 +169,13 @@ def test_import_tasks_versions_feed_edits_and_needs_fix(exported, label_studio):
                                platform_state="report 99 暴力"))
     people.post(f["f"], [], was_cancelled=True)
     counts = run_traced(cat, "annotate-import", lambda: import_from_label_studio(cat, FEEDS))
-    assert counts == {"annotations": 7, "new": 6, "new_versions": 0, "unchanged": 0, "needs_fix": 3,
+    assert counts == {"annotations": 7, "new": 6, "new_versions": 0, "renamed": 0, "unchanged": 0, "needs_fix": 2,
                       "skipped_by_annotator": 1, "written_by_someone_else": 0}
-    rows = {r["ls_task_id"]: r for r in cat.rows("SELECT * FROM tasks")}
+    rows = {r["ls_task_id"]: r for r in cat.rows(
+        "SELECT t.*, s.state, (SELECT reason FROM task_transitions x WHERE x.task_id = t.task_id AND x.version = "
+        "t.version AND x.to_state = 'needs_fix') AS reason FROM tasks t JOIN task_states s USING (task_id, version)")}
     a = rows[t["a"]]
-    assert (a["task_id"], a["status"], a["version"], a["eval_type"]) == ("feature_analysis_1", "ok", 1, "label")
+    assert (a["task_id"], a["state"], a["version"], a["eval_type"]) == ("feature_analysis_1", "valid", 1, "label")
     assert json.loads(a["eval_config"]) == [{"answer": "B"}]
     assert json.loads(a["options"]) == {"A": "一只", "B": "两只", "C": "三只"}
     assert a["lead_time_s"] == 40.5 and a["author"] == tasks["feed-21-0000"]["annotator"]
@@ -180,19 +184,22 @@ def test_import_tasks_versions_feed_edits_and_needs_fix(exported, label_studio):
         {"func": "eval_report", "args": {"video_ids": 1, "expected_cat": "不实信息"}},
         {"func": "eval_like", "args": {"video_ids": 0}}]
     c = rows[t["c"]]
-    assert (c["status"], c["base_feed_version"], c["feed_version"]) == ("ok", 1, 2)
+    assert (c["state"], c["base_feed_version"], c["feed_version"]) == ("valid", 1, 2)
     edited = load_feed(cat, "feed-21-0002", 2)
     assert edited.video_feed == base_b.video_feed[:1] + base_b.video_feed[2:]
     assert edited.edit[0]["author"] == c["author"]
-    assert json.loads(rows[t["d"]]["reasons"]) == [  # a typo in an edit line is a reason, not a crash
-        "edit line 1: 'two' is not a position; write numbers like 2, 5 or a range 2-4", "empty instruction",
-        "answer D is not among the options A, B"]
-    assert json.loads(rows[t["e"]]["reasons"]) == [
-        "robust-evaluation tasks must offer a 'cannot be determined' option"]
-    f_reasons = json.loads(rows[t["f"]]["reasons"])
-    assert len(f_reasons) == 2 and "outside the feed" in f_reasons[0] and "not one of" in f_reasons[1]
+    assert rows[t["d"]]["state"] == "needs_fix"
+    assert rows[t["d"]]["reason"].split("; ") == [  # a typo in an edit line is a reason, not a crash
+        "instruction-empty: the instruction is empty",
+        "feed-edit-unreadable: edit line 1: 'two' is not a position; write numbers like 2, 5 or a range 2-4",
+        'answer-not-an-option: answer "D" is not among the options A, B']
+    # the task rules' one severity: a missing "cannot be determined" option is a warning at every door
+    assert rows[t["e"]]["state"] == "valid"
+    f_reasons = rows[t["f"]]["reason"].split("; ")
+    assert [r.split(":")[0] for r in f_reasons] == ["position-outside-feed", "report-category-unknown"]
+    assert "position 98 (video 99 as annotators count)" in f_reasons[0] and '"暴力"' in f_reasons[1]
     # the annotator reads the reasons in the task itself; a task without problems says nothing
-    assert "empty instruction" in people.task_data(f["d"])["feedback"]
+    assert "the instruction is empty" in people.task_data(f["d"])["feedback"]
     assert people.task_data(f["a"])["feedback"] == ""
 
     assert import_from_label_studio(cat, FEEDS)["unchanged"] == 6
@@ -212,6 +219,35 @@ def test_import_tasks_versions_feed_edits_and_needs_fix(exported, label_studio):
     assert [v["version"] for v in versions] == [1, 2]
     assert json.loads(versions[1]["eval_config"]) == [{"answer": "C"}]
     assert people.task_data(f["d"])["feedback"] == ""  # fixed: the message is gone
+
+
+def test_a_changed_sub_category_is_one_task_however_often_it_is_imported(exported, label_studio):
+    """The authoring annotation is the task's identity: Like -> Collect renames the task once."""
+    cat, _, tasks = exported
+    people = Annotators(label_studio, tasks)
+    feed = next(iter(tasks))
+    first = result(tier="L1", subcategory="gui_like", instruction="给第一个视频点赞", platform_state="like 1")
+    annotation = people.post(feed, first)
+    import_from_label_studio(cat, FEEDS)
+    (old_id,) = [r[0] for r in cat.con.execute("SELECT task_id FROM tasks").fetchall()]
+    assert old_id.startswith("gui_like_")
+    finish_qc(cat, old_id, end="reviewed_ok")  # it was even reviewed: a releasable task
+    people.update(feed, annotation, result(tier="L1", subcategory="gui_collect", instruction="收藏第一个视频",
+                                           platform_state="collect 1"))
+    counts = [import_from_label_studio(cat, FEEDS) for _ in range(5)]
+    assert [(c["new_versions"], c["renamed"], c["unchanged"]) for c in counts] == [(1, 1, 0)] + [(0, 0, 1)] * 4
+    rows = cat.rows("SELECT t.task_id, t.version, s.state FROM tasks t JOIN task_states s USING (task_id, version) "
+                    "ORDER BY t.version")
+    (new_id,) = [r["task_id"] for r in rows if r["task_id"] != old_id]
+    assert new_id.startswith("gui_collect_")
+    assert [(r["task_id"], r["version"], r["state"]) for r in rows] == [
+        (old_id, 1, "retired"), (new_id, 2, "valid")]  # one task, two versions; the old id cannot ship
+    (retired,) = cat.rows("SELECT reason, who FROM task_transitions WHERE to_state = 'retired'")
+    assert retired["reason"] == f"renamed to {new_id} v2: the sub-category is now gui_collect"
+    assert cat.scalar("SELECT reason FROM task_transitions WHERE task_id = ? AND to_state = 'authored'",
+                      [new_id]) == f"renamed from {old_id} v1"
+    # and what `curate annotate status` reads counts it once, as it is now
+    assert [(r["task_id"], r["state"]) for r in latest_states(cat)] == [(new_id, "valid")]
 
 
 def test_an_annotation_in_someone_elses_project_is_credited_to_its_writer(exported, label_studio):

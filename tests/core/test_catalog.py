@@ -57,6 +57,31 @@ def test_a_previous_version_catalog_is_migrated_with_its_data(tmp_path):
         assert cat.schema_version == len(MIGRATIONS)
 
 
+def test_migration_17_leaves_the_life_cycle_as_the_only_task_state(tmp_path):
+    """A version whose `status` said needs_fix while its life cycle said otherwise (what `qc validate` did
+    in place) keeps its needs_fix, as a move with the reasons; the columns go."""
+    path = tmp_path / "old.duckdb"
+    cat = Catalog.__new__(Catalog)
+    cat.path, cat.con, cat._depth = path, duckdb.connect(str(path)), 0
+    cat._migrate(MIGRATIONS[:16])
+    cat.con.execute("INSERT INTO tasks (task_id, version, status, reasons) VALUES ('gui_like_1', 1, 'ok', NULL), "
+                    """('gui_like_2', 1, 'needs_fix', '["answer-missing: no answer given"]')""")
+    cat.con.execute("INSERT INTO task_transitions (task_id, version, seq, from_state, to_state) VALUES "
+                    "('gui_like_1', 1, 1, NULL, 'imported'), ('gui_like_1', 1, 2, 'imported', 'valid'), "
+                    "('gui_like_2', 1, 1, NULL, 'imported'), ('gui_like_2', 1, 2, 'imported', 'valid')")
+    cat.con.close()
+    with Catalog(path) as cat:
+        assert dict(cat.con.execute("SELECT task_id, state FROM task_states").fetchall()) == {
+            "gui_like_1": "valid", "gui_like_2": "needs_fix"}
+        assert cat.scalar("SELECT reason FROM task_transitions WHERE task_id = 'gui_like_2' AND seq = 3") == \
+            '["answer-missing: no answer given"]'
+        columns = {r[0] for r in cat.con.execute("SELECT column_name FROM information_schema.columns "
+                                                 "WHERE table_name = 'tasks'").fetchall()}
+        assert "status" not in columns and "reasons" not in columns
+        assert [r[0] for r in cat.con.execute("SELECT task_id FROM latest_tasks ORDER BY 1").fetchall()] == [
+            "gui_like_1", "gui_like_2"]
+
+
 @pytest.mark.parametrize(("table", "row"), [  # videos and comments have none: the ingest merge keeps them unique
     ("feeds", {"feed_id": "f", "version": 1}),
     ("embeddings", {"model_id": "m", "text_sha256": "s"}),

@@ -13,7 +13,8 @@ from curation.qc.validate import validate_catalog
 from curation.release.build import build_release
 from curation.release.livingscreen import export_livingscreen, import_livingscreen
 from curation.tasks.lifecycle import state_of
-from curation.tasks.runner_format import catalog_task_rows, task_to_runner
+from curation.tasks.record import from_catalog
+from curation.tasks.runner_format import catalog_task_rows
 from tests.core.contract import run_traced
 from tests.release.helpers import reviewed_catalog, settings
 
@@ -72,7 +73,7 @@ def test_import_then_export_gives_back_the_same_json_in_the_same_order(catalog, 
     assert (feature["base_feed_version"], feature["feed_version"]) == (1, 2)
     for items in RELEASE.values():
         for item in items:
-            mine = task_to_runner(rows[item["task_id"]], rows[item["task_id"]])
+            mine = from_catalog(rows[item["task_id"]]).to_runner()
             assert {k: v for k, v in mine.items() if k != "instruction"} == {
                 k: v for k, v in item.items() if k != "instruction"}, item["task_id"]
     assert state_of(catalog, "moderation_4", 1) == "imported"

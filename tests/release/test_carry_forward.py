@@ -1,0 +1,127 @@
+"""Taking over a published release, as a team lead does it from the command line: import it, validate,
+accept it as inherited, and build the next major version on top of it without Label Studio. The
+release gate then refuses a task that a hand edit broke, whatever state it is in."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from pathlib import Path
+
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+
+from curation.release.card import data_path
+from tests.cli.test_cli import curate
+from tests.release.test_livingscreen import FAKESV, RELEASE, write_release
+
+# the shapes of v1 the old forms and syntax could not hold: options up to I with the answer G, a report
+# of any category, a comment check with no text; and v1's two real answer defects
+NINE = "哪一段视频最先发布？\n" + " ".join(f"{x}:第{n}段" for n, x in enumerate("ABCDEFGHI", start=1))
+V1_LIKE = copy.deepcopy(RELEASE)
+V1_LIKE["gui_action.json"] += [
+    {"task_id": "gui_report_3", "instruction": "举报第二个视频", "video_feed": FAKESV[:4], "eval_type": "platform",
+     "eval_config": [{"func": "eval_report", "args": {"video_ids": 1}}]},
+    {"task_id": "gui_comment_5", "instruction": "在第一个视频下随便评论一句", "video_feed": FAKESV[:4],
+     "eval_type": "platform", "eval_config": [{"func": "eval_comment", "args": {"video_ids": 0}}]}]
+V1_LIKE["cross_source_understanding.json"] += [
+    {"task_id": "spatiotemporal_aggregation_8", "instruction": NINE, "keyword_videos": FAKESV[:5],
+     "other_videos": FAKESV[5:9], "video_feed": FAKESV[:9], "eval_type": "label", "eval_config": [{"answer": "G"}]},
+    {"task_id": "feature_analysis_85", "instruction": "猫是什么颜色？\nA:白 B:黑", "keyword_videos": FAKESV[:2],
+     "other_videos": FAKESV[2:4], "video_feed": FAKESV[:4], "eval_type": "label", "eval_config": [{"answer": ""}]},
+    {"task_id": "spatiotemporal_aggregation_661", "instruction": "几只猫？\nA:一只 B:两只",
+     "keyword_videos": FAKESV[4:6], "other_videos": FAKESV[6:8], "video_feed": FAKESV[4:8], "eval_type": "label",
+     "eval_config": [{"answer": "2"}]}]
+COUNT = sum(len(items) for items in V1_LIKE.values())
+
+
+def _ok(out):
+    assert out.returncode == 0, out.stdout + out.stderr
+    return out.stdout
+
+
+def test_a_published_release_is_carried_forward_and_the_gate_holds(tmp_path):
+    db = str(tmp_path / "c.duckdb")
+    source = write_release(tmp_path / "v1", V1_LIKE)
+    _ok(curate("--catalog", db, "release", "import-livingscreen", str(source), "--version", "1.0.0"))
+
+    # validation is a gate: the two answer defects fail it, and they still fail it when run again
+    for _ in range(2):
+        out = curate("--catalog", db, "qc", "validate")
+        assert out.returncode == 1, out.stdout + out.stderr
+        errors = [line for line in out.stdout.splitlines() if "\terror\t" in line]
+        assert errors == ['feature_analysis_85\terror\tanswer-missing\tthe answer is ""',
+                          'spatiotemporal_aggregation_661\terror\tanswer-malformed\tanswer "2" is not one letter A–J']
+        assert "2 tasks need a fix" in out.stdout
+    assert curate("--catalog", db, "qc", "validate", "--no-such-flag").returncode == 2
+
+    out = _ok(curate("--catalog", db, "qc", "accept-imported", "1.0.0", "--reason", "the public v1, as published",
+                     "--by", "lena"))
+    assert f"{COUNT} tasks of 1.0.0: {COUNT - 2} kept as inherited" in out and "2 need a fix" in out
+    with duckdb.connect(db, read_only=True) as con:
+        who, reason, before = con.execute("SELECT who, reason, from_state FROM task_transitions WHERE task_id = "
+                                          "'spatiotemporal_aggregation_8' AND to_state = 'kept'").fetchone()
+        assert (who, reason, before) == ("lena", "inherited from v1.0.0: the public v1, as published", "valid")
+    # a second acceptance changes nothing
+    assert f"0 kept as inherited, {COUNT - 2} kept before" in _ok(
+        curate("--catalog", db, "qc", "accept-imported", "1.0.0", "--reason", "again"))
+    explained = _ok(curate("--catalog", db, "explain", "gui_report_3"))
+    assert "inherited, not reviewed by this team: inherited from v1.0.0" in explained
+
+    # an older toolkit, or a hand edit, breaks an accepted task's answer in the catalog
+    with duckdb.connect(db) as con:
+        con.execute("""UPDATE tasks SET eval_config = '[{"answer": "D"}]' WHERE task_id = 'feature_analysis_12'""")
+    out = curate("--catalog", db, "release", "build", "--version", "2.0.0", "--parent", "1.0.0",
+                 "--out", str(tmp_path / "releases"))
+    assert out.returncode == 1
+    assert out.stderr.strip().splitlines()[-1].startswith("error: release v2.0.0 refused: 1 tasks fail the task "
+                                                          "rules: feature_analysis_12 (answer-not-an-option)")
+    assert 'answer "D" is not among the options A, B, C' in out.stderr
+    assert not (tmp_path / "releases").exists()
+    with duckdb.connect(db, read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM releases WHERE version = '2.0.0'").fetchone()[0] == 0
+
+    out = _ok(curate("--catalog", db, "release", "build", "--version", "2.0.0", "--parent", "1.0.0",
+                     "--out", str(tmp_path / "releases"), "--exclude-invalid"))
+    assert "left out: 1 tasks fail the task rules: feature_analysis_12" in out
+    folder = tmp_path / "releases" / "v2.0.0"
+    shipped = pq.read_table(folder / data_path("all")).to_pylist()
+    assert len(shipped) == COUNT - 3
+    assert {"feature_analysis_12", "feature_analysis_85", "spatiotemporal_aggregation_661"}.isdisjoint(
+        t["task_id"] for t in shipped)
+    assert all(t["qc"]["inherited_from"] == "inherited from v1.0.0: the public v1, as published" for t in shipped)
+    changelog = (folder / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert ('- feature_analysis_12: answer-not-an-option: answer "D" is not among the options A, B, C'
+            in changelog)
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    assert f"{COUNT - 3} tasks were inherited and kept as published, without a second review here" in card
+    assert "went through this team's QC" not in card  # no task here was reviewed by this team
+    # the shapes the old forms could not hold ship word for word
+    runner = {t["task_id"]: t for name in ("gui_action.json", "cross_source_understanding.json")
+              for t in json.loads((folder / "livingscreen" / name).read_text(encoding="utf-8"))}
+    assert runner["spatiotemporal_aggregation_8"]["eval_config"] == [{"answer": "G"}]
+    assert runner["gui_report_3"]["eval_config"] == [{"func": "eval_report", "args": {"video_ids": 1}}]
+
+
+V1 = Path(os.environ.get("LIVINGSCREEN_V1", Path(__file__).resolve().parents[3] / "shared" / "livingscreen-v1"))
+
+
+@pytest.mark.skipif(not (V1 / "gui_action.json").is_file(),
+                    reason=f"the public LivingScreen v1 runner files are not at {V1} (set LIVINGSCREEN_V1)")
+def test_the_public_v1_release_carries_forward(tmp_path):
+    """On the real public release: 499 tasks, 2 answer defects; one task broken by hand is refused."""
+    db = str(tmp_path / "c.duckdb")
+    _ok(curate("--catalog", db, "release", "import-livingscreen", str(V1), "--version", "1.0.0"))
+    assert curate("--catalog", db, "qc", "validate").returncode == 1
+    assert "497 kept as inherited" in _ok(curate("--catalog", db, "qc", "accept-imported", "1.0.0", "--reason", "v1"))
+    with duckdb.connect(db) as con:
+        task = con.execute("SELECT task_id FROM tasks WHERE eval_type = 'label' ORDER BY task_id LIMIT 1").fetchone()[0]
+        con.execute("""UPDATE tasks SET eval_config = '[{"answer": "Z"}]' WHERE task_id = ?""", [task])
+    out = curate("--catalog", db, "release", "build", "--version", "2.0.0", "--parent", "1.0.0",
+                 "--out", str(tmp_path / "r"))
+    assert out.returncode == 1 and task in out.stderr
+    out = _ok(curate("--catalog", db, "release", "build", "--version", "2.0.0", "--parent", "1.0.0",
+                     "--out", str(tmp_path / "r"), "--exclude-invalid"))
+    assert "release " in out and "496 tasks" in out
