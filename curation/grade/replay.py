@@ -72,9 +72,11 @@ def _sidebar(icons: bool, wide: bool) -> list[tuple[str, Box]]:
     = 48 (shot: count baselines 68 apart; like 469–517 -> centre (883, 607) in 0–1000 units); with lucide the
     24 px svg sits in a ≈27.8 px line -> 45.8. An item is as wide as its icon, or its count text when wider."""
     h = 45.8 if icons else 48.0
-    x0, x1 = (305.0, 357.0) if wide else ((319.0, 343.0) if icons else (316.0, 346.0))
-    items = [(name, Box(x0, 721 - k * (h + 20) - h, x1, 721 - k * (h + 20)))
-             for k, name in enumerate(("report", "collect", "comment", "like"))]
+    narrow = (319.0, 343.0) if icons else (316.0, 346.0)  # the icon's width, centred on x 331
+    items = []
+    for k, name in enumerate(("report", "collect", "comment", "like")):
+        x0, x1 = (305.0, 357.0) if wide and name != "report" else narrow  # "举报" (24 px) is never wider
+        items.append((name, Box(x0, 721 - k * (h + 20) - h, x1, 721 - k * (h + 20))))
     return [*items, ("sidebar", Box(305, 721 - 4 * (h + 20) - 56, 357, 721))]  # the avatar wrapper is 56 high
 
 
@@ -138,10 +140,8 @@ class _App:
         if not hits <= NEUTRAL:
             raise Unresolved(f"{what} at ({x:.1f}, {y:.1f}) px could be any of {', '.join(sorted(hits))}")
         self.playback_known &= not hits & {"canvas", "seek"}
-        if not (hits <= KEEPS_FOCUS or not hits & KEEPS_FOCUS):
-            self.focus = None
-        elif not hits & KEEPS_FOCUS:
-            self.focus = "body"
+        keeps = hits & KEEPS_FOCUS
+        self.focus = "body" if not keeps else (self.focus if keeps == hits else None)
         return None
 
     def video(self) -> int:
@@ -278,7 +278,10 @@ class _App:
             self.values[f] += text.replace("\n", "") if f == "input" else text + "\n"
             return f"typed into {f}: now {self.values[f]!r}"
         if f in ("send", "cancel", "confirm"):  # Enter (and each space) on a focused button clicks it
-            return "; ".join(self.click(f) for _ in range(1 + text.count(" ")))
+            presses = 1 + text.count(" ")
+            if presses > 1 and (f == "send" and self.values["input"] or f == "confirm" and self.category):
+                raise Unresolved(f"{presses} presses of {f} while its first request is in flight")
+            return "; ".join(self.click(f) for _ in range(presses))
         if " " in text and f == "body":
             raise Unresolved("type with nothing focused: a space may scroll the page")
         return f"typed with {f} focused: nothing"
