@@ -113,7 +113,9 @@ def near_duplicates(tasks: list[dict[str, Any]], parent: list[dict[str, Any]] | 
     mine, theirs = vectors[:len(texts)], vectors[len(texts):]
 
     def pair(a: dict[str, Any], b: dict[str, Any], sim: float) -> dict[str, Any]:
+        # one wording over different feeds is a template reused, over the same feed a task repeated
         return {"task_a": a["task_id"], "task_b": b["task_id"], "similarity": round(float(sim), 4),
+                "same_feed": list(a.get("video_feed") or []) == list(b.get("video_feed") or []),
                 "text_a": a["instruction"], "text_b": b["instruction"]}
 
     inside = mine @ mine.T
@@ -154,15 +156,15 @@ def _num(value: float | None, fmt: str = ".3f") -> str:
 def _row(name: str, h: dict[str, Any]) -> str:
     bal, chance, base = h["answer_balance"], h["chance_sr"], h["metadata_baseline"]
     counts = " ".join(f"{k}:{v}" for k, v in bal["observed"].items()) if bal else "–"
-    spread = [f"{_num(s['min'], 'g')} / {_num(s['median'], 'g')} / {_num(s['max'], 'g')}" if s else "–"
+    spread = [f"{_num(s['min'], '.3g')} / {_num(s['median'], '.3g')} / {_num(s['max'], '.3g')}" if s else "–"
               for s in (h["feed_length"], h["distractor_ratio"])]
     return (f"| {name} | {h['tasks']} ({h['label_tasks']} label) | {counts} | {_num(bal and bal['chi2'], '.2f')} | "
-            f"{_num(bal and bal['p_value'])}{' *' if bal and bal['small_sample'] else ''} | "
+            f"{_num(bal and bal['p_value'], '.3g')}{' *' if bal and bal['small_sample'] else ''} | "
             f"{_num(chance.get('label'), '.1%')}{'; platform n/a' if 'platform' in chance else ''} | "
             f"{_num(base and base['accuracy'], '.1%')} | {spread[0]} | {spread[1]} |")
 
 
-def health_table_markdown(health: dict[str, Any]) -> str:
+def health_table_markdown(health: dict[str, Any], shown: int = 20) -> str:
     lines = ["| tier | tasks | correct letters | χ² | p (uniform) | chance SR | metadata-only | feed length "
              "min / median / max | distractor ratio min / median / max |", "|---|---|---|---|---|---|---|---|---|"]
     lines += [_row(tier, h) for tier, h in health["tiers"].items()] + [_row("all", health["all"])]
@@ -175,9 +177,15 @@ def health_table_markdown(health: dict[str, Any]) -> str:
         lines += ["", f"Near-duplicate instructions (cosine ≥ {dups['threshold']}): {len(dups['within'])} inside the "
                   "release" + ("" if dups["against_parent"] is None else
                                f", {len(dups['against_parent'])} against the parent") + "."]
-        for where, pairs in (("release", dups["within"]), ("parent", dups["against_parent"] or [])):
-            lines += [f"- {p['task_a']} ~ {p['task_b']} ({where}, {p['similarity']:.3f}): "
-                      f"“{' '.join(p['text_a'].split())}” / “{' '.join(p['text_b'].split())}”" for p in pairs]
+        listed = [(where, p) for where, pairs in (("release", dups["within"]), ("parent", dups["against_parent"] or []))
+                  for p in pairs]
+        for where, p in listed[:shown]:
+            texts = [" ".join(t.split()) for t in (p["text_a"], p["text_b"])]
+            texts = [t if len(t) <= 80 else t[:79] + "…" for t in texts]
+            lines.append(f"- {p['task_a']} ~ {p['task_b']} ({where}, {p['similarity']:.3f}"
+                         f"{', same feed' if p['same_feed'] else ''}): “{texts[0]}” / “{texts[1]}”")
+        if len(listed) > shown:
+            lines.append(f"- and {len(listed) - shown} more pairs (all of them in the health figures)")
     return "\n".join(lines) + "\n"
 
 
@@ -188,6 +196,9 @@ def health_svg(health: dict[str, Any], width: int = 560) -> str:
     tiers = [(t, h["answer_balance"]) for t, h in health["tiers"].items() if h["answer_balance"]]
     letters = sorted({k for _, b in tiers for k in b["observed"]})
     row_h, bar_w = 110, max(12.0, (width - 120) / max(len(letters), 1) - 8)
+    # one scale for every tier, up to the largest share drawn, so that small differences still show
+    top_share = max([max(b["observed"].get(k, 0), b["expected"].get(k, 0)) / max(b["tasks"], 1)
+                     for _, b in tiers for k in letters] or [1.0]) or 1.0
     parts = []
     for n, (tier, bal) in enumerate(tiers):
         top, total = 30 + n * row_h, max(bal["tasks"], 1)
@@ -197,14 +208,15 @@ def health_svg(health: dict[str, Any], width: int = 560) -> str:
         for i, letter in enumerate(letters):
             x = 80 + i * (bar_w + 8)
             share, uniform = bal["observed"].get(letter, 0) / total, bal["expected"].get(letter, 0) / total
-            h, tick = 70 * share, top + 70 - 70 * uniform
+            h, tick = 70 * share / top_share, top + 70 - 70 * uniform / top_share
             parts.append(f'<rect x="{x:.1f}" y="{top + 70 - h:.1f}" width="{bar_w:.1f}" height="{h:.1f}" '
                          f'fill="#4a7ab5"><title>{html.escape(tier)} {letter}: {bal["observed"].get(letter, 0)} '
                          f'({share:.0%}; uniform {uniform:.0%})</title></rect>'
                          f'<line x1="{x - 2:.1f}" x2="{x + bar_w + 2:.1f}" y1="{tick:.1f}" y2="{tick:.1f}" '
                          'stroke="#c0392b" stroke-width="2"/>'
                          f'<text x="{x + bar_w / 2:.1f}" y="{top + 84}" font-size="11" text-anchor="middle">'
-                         f'{letter}</text>')
+                         f'{letter}</text><text x="{x + bar_w / 2:.1f}" y="{top + 96}" font-size="9" '
+                         f'fill="#666" text-anchor="middle">{bal["observed"].get(letter, 0)}</text>')
     height = 40 + max(len(tiers), 1) * row_h
     legend = ('<text x="8" y="16" font-size="12">Correct-letter share per tier (bars) and uniform '
               'expectation (red ticks)</text>')

@@ -141,6 +141,7 @@ def test_a_real_release_measured_from_its_parquet(clustered_catalog, tmp_path, e
     assert l2["feed_length"] == {"min": min(lengths), "median": sum(lengths) / 2, "max": max(lengths)}
     dups = health["near_duplicates"]
     assert [(p["task_a"], p["task_b"]) for p in dups["within"]] == [("gui_like_1", "gui_like_2")]
+    assert dups["within"][0]["same_feed"]  # both planted on the first feed: a task repeated, not a template
     assert [(p["task_a"], p["task_b"]) for p in dups["against_parent"]] == [("gui_like_2", "gui_like_1")]
 
     svg = health_svg(health)
