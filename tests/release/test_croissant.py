@@ -21,7 +21,7 @@ from tests.release.helpers import reviewed_catalog, settings
 mlc = pytest.importorskip("mlcroissant")
 
 
-def plain(value: Any, prefix: str = "") -> Any:
+def plain(value: Any) -> Any:
     """A record as mlcroissant yields it, as pyarrow's to_pylist gives the row: keys without their record-set
     path, bytes as text."""
     if isinstance(value, dict):
