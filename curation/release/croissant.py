@@ -1,0 +1,248 @@
+"""`croissant.json`: a release described in Croissant 1.0 with the Responsible-AI vocabulary (RAI 1.0), so
+that `mlcroissant`, the Hub and dataset search engines read the same release the card describes.
+
+Everything comes from the built folder: the manifest (version, configs, sha256 of every file), the parquet
+schemas (field types), the rows (counts for the RAI texts). No clock: the same folder gives the same bytes,
+unless a publication date is passed in. The RAI property names are those of the RAI 1.0 vocabulary as
+mlcroissant 1.1.1 reads them; two that mlcroissant spells differently from the spec's vocabulary
+(the collection timeframe, the manipulation protocol) and `hasSyntheticData`, which RAI 1.0 does not define,
+are left out, and what they would say is in the texts below.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from curation.core.config import ReleaseConfig
+from curation.release.card import SOURCE_TERMS, data_path
+from curation.release.contents import CONFIGS
+from curation.release.manifest import file_sha256, read_manifest
+
+CROISSANT = "croissant.json"
+CONFORMS_TO = "http://mlcommons.org/croissant/1.0"
+CONTEXT: dict[str, Any] = {
+    "@language": "en", "@vocab": "https://schema.org/", "sc": "https://schema.org/",
+    "cr": "http://mlcommons.org/croissant/", "rai": "http://mlcommons.org/croissant/RAI/",
+    "dct": "http://purl.org/dc/terms/", "citeAs": "cr:citeAs", "column": "cr:column", "conformsTo": "dct:conformsTo",
+    "data": {"@id": "cr:data", "@type": "@json"}, "dataType": {"@id": "cr:dataType", "@type": "@vocab"},
+    "examples": {"@id": "cr:examples", "@type": "@json"}, "extract": "cr:extract", "field": "cr:field",
+    "fileProperty": "cr:fileProperty", "fileObject": "cr:fileObject", "fileSet": "cr:fileSet", "format": "cr:format",
+    "includes": "cr:includes", "isLiveDataset": "cr:isLiveDataset", "jsonPath": "cr:jsonPath", "key": "cr:key",
+    "md5": "cr:md5", "parentField": "cr:parentField", "path": "cr:path", "recordSet": "cr:recordSet",
+    "references": "cr:references", "regex": "cr:regex", "repeated": "cr:repeated", "replace": "cr:replace",
+    "samplingRate": "cr:samplingRate", "equivalentProperty": "cr:equivalentProperty", "separator": "cr:separator",
+    "source": "cr:source", "subField": "cr:subField", "transform": "cr:transform"}
+PARQUET, JSON_FORMAT = "application/x-parquet", "application/json"
+SIDE_TABLES = {"videos": "videos.parquet", "feeds": "feeds.parquet"}
+COLUMN_NOTES = {
+    "instruction": "The question or command shown to the agent, without its options.",
+    "options": "Answer options of a label task (empty for platform tasks).",
+    "answer": "The correct option's letter (label tasks only).",
+    "eval_config": "JSON: the answer, or the checks on the app's final state.",
+    "runner_instruction": "The instruction exactly as the LivingScreen runner shows it.",
+    "video_feed": "Video ids in the order the feed plays them.",
+    "qc": "Shortcut verdict and answers, review outcome and group decision.",
+}
+
+
+def _scalar_type(kind: pa.DataType) -> str:
+    if pa.types.is_boolean(kind):
+        return "sc:Boolean"
+    if pa.types.is_integer(kind):
+        return "sc:Integer"
+    if pa.types.is_floating(kind):
+        return "sc:Float"
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return "sc:Text"
+    raise ValueError(f"no Croissant type for parquet type {kind}")
+
+
+def field_for(record_set: str, file_id: str, arrow: pa.Field, parent: str | None = None) -> dict[str, Any]:
+    """One `cr:Field` for a parquet column. A list is `repeated` (Croissant 1.0's word); a struct, or a list of
+    structs, gets one subField per member, each read from the parent column through a jsonPath: mlcroissant
+    reads that back as a dict (or a list of dicts) with the member values, as pandas holds the column."""
+    field_id = f"{parent or record_set}/{arrow.name}"
+    out: dict[str, Any] = {"@type": "cr:Field", "@id": field_id, "name": arrow.name}
+    if arrow.name in COLUMN_NOTES and parent is None:
+        out["description"] = COLUMN_NOTES[arrow.name]
+    kind, repeated = arrow.type, False
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        kind, repeated = kind.value_type, True
+    column = parent.split("/", 1)[1] if parent else arrow.name
+    source: dict[str, Any] = {"fileObject": {"@id": file_id}, "extract": {"column": column}}
+    if parent:
+        source["transform"] = {"jsonPath": arrow.name}
+    if pa.types.is_struct(kind):
+        if parent:
+            raise ValueError(f"{field_id}: structs nested two deep are not described")
+        out["subField"] = [field_for(record_set, file_id, kind.field(i), field_id) for i in range(kind.num_fields)]
+    else:
+        out["dataType"] = _scalar_type(kind)
+        out["source"] = source
+    if repeated:
+        out["repeated"] = True
+    return out
+
+
+def record_set(name: str, file_id: str, schema: pa.Schema, description: str) -> dict[str, Any]:
+    return {"@type": "cr:RecordSet", "@id": name, "name": name, "description": description,
+            "field": [field_for(name, file_id, schema.field(i)) for i in range(len(schema))]}
+
+
+def _file(file_id: str, path: str, fmt: str, sha256: str, description: str) -> dict[str, Any]:
+    return {"@type": "cr:FileObject", "@id": file_id, "name": path, "description": description, "contentUrl": path,
+            "encodingFormat": fmt, "sha256": sha256}
+
+
+def _config_description(config: str, parent: str | None) -> str:
+    tier = next((t for t, c in CONFIGS.items() if c == config), None)
+    if config == "all":
+        return "Every task of the release, one row each."
+    if tier:
+        return f"The tasks of tier {tier} ({config.split('_', 1)[1].replace('_', ' ')})."
+    return f"Only the tasks added since v{parent}."
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def rai_fields(tasks: list[dict[str, Any]], videos: list[dict[str, Any]], qc: dict[str, Any]) -> dict[str, Any]:
+    """The RAI texts: figures from the release where there are any, fixed statements elsewhere."""
+    tiers = Counter(t["tier"] for t in tasks)
+    per_tier = ", ".join(f"{tier} {n}" for tier, n in sorted(tiers.items()))
+    kinds = Counter(t["eval_type"] for t in tasks)
+    sources = Counter(v["source"] for v in videos)
+    synthetic = sources.get("Synthetic", 0)
+    missing = sum(1 for v in videos if v["metadata_missing"])
+    authors = len({t["author_id"] for t in tasks if t["author_id"]})
+    reviewed = sum(1 for t in tasks if (t["qc"] or {}).get("review_outcome"))
+    decided = sum(1 for t in tasks if (t["qc"] or {}).get("decision"))
+    raw = [f"{source}: {_plural(n, 'video')}; {SOURCE_TERMS.get(source, 'see the source for its terms')}"
+           for source, n in sorted(sources.items())]
+    return {
+        "rai:dataCollection": (
+            f"{_plural(len(tasks), 'task')} ({per_tier}) written by {_plural(authors, 'annotator')} over feeds "
+            f"of {_plural(len(videos), 'short video')} taken from public research corpora. Feeds were built by "
+            "clustering the videos' keyword sets and mixing videos of one cluster (the anchors a task is about) "
+            "with distractors from other clusters; annotators then wrote each task against one feed."),
+        "rai:dataCollectionType": ["Manual Human Curator", "Secondary Data analysis", "User-generated content data"],
+        "rai:dataCollectionRawData": " ".join(raw) + (
+            f" {_plural(synthetic, 'video')} in this release are synthetic, generated for the benchmark; "
+            "the rest are real user uploads." if synthetic else " No video in this release is synthetic."),
+        "rai:dataCollectionMissingData": (
+            f"{missing} of {len(videos)} videos have incomplete public metadata (no caption, author or counts "
+            "in their source); the `metadata_missing` column of videos.parquet marks them."),
+        "rai:dataPreprocessingProtocol": [
+            "Keyword sets were extracted from each video's caption, hashtags and author bio, embedded, and "
+            "clustered; feeds draw anchors from one cluster and distractors from others at a recorded ratio.",
+            "Author and reviewer identities are replaced by stable pseudonyms (annotator-NNN)."],
+        "rai:dataAnnotationProtocol": [
+            f"Each task is an instruction over a feed, graded either by a multiple-choice answer "
+            f"({_plural(kinds.get('label', 0), 'label task')}) or by checks on the app's final state "
+            f"({_plural(kinds.get('platform', 0), 'platform task')}).",
+            "Tasks pass structural validation, a metadata-only shortcut filter (a language model that sees only "
+            "titles, hashtags and bios must not solve the task), and a blind review by a second annotator; "
+            "disagreements go to the group, which keeps, revises or deletes the task."],
+        "rai:dataAnnotationPlatform": ["Label Studio"],
+        "rai:dataAnnotationAnalysis": [
+            f"{reviewed} of {len(tasks)} tasks carry a recorded blind-review outcome and {decided} a group "
+            f"decision. Across the catalog the review deleted {qc.get('deleted', 0)} and revised "
+            f"{qc.get('revised', 0)} of {qc.get('authored', 0)} authored tasks; only kept or approved tasks ship."],
+        "rai:annotationsPerItem": "One author and one blind reviewer per task; escalated tasks also get a group "
+                                  "decision.",
+        "rai:annotatorDemographics": ["not collected"],
+        "rai:machineAnnotationTools": [
+            "A local language model answering each label task from video metadata alone (the shortcut filter).",
+            "A multilingual sentence-embedding model for keyword-set clustering."],
+        "rai:personalSensitiveInformation": [
+            "Videos are public user uploads: captions, hashtags, author names and bios as their platforms "
+            "showed them, which can name or describe real people.",
+            "No annotator is named: authors and reviewers appear only as pseudonyms; no demographics were kept."],
+        "rai:dataBiases": [
+            "Sources: " + ", ".join(f"{s} {n / max(len(videos), 1):.0%}" for s, n in sorted(sources.items()))
+            + " of the videos; the content is mostly Chinese-language short video and reflects what those "
+              "corpora collected (for FakeSV, news rumours), not short-video platforms at large.",
+            f"Tiers are not balanced: {per_tier}. Tasks were written by a small group of annotators, whose "
+            "choices of question and answer shape the benchmark."],
+        "rai:dataLimitations": [
+            "Meant for evaluation of GUI agents in the LivingScreen environment; not a training set, and "
+            "scores do not transfer to other apps or languages without checking.",
+            "Video files are not shipped; results depend on obtaining the same videos from their sources."],
+        "rai:dataUseCases": ["Testing: benchmark GUI agents on a short-video app whose screen keeps changing.",
+                             "Not validated for training, fine-tuning, or judging people."],
+        "rai:dataSocialImpact": (
+            "Better agents for attention-heavy apps can help users (accessibility, moderation support) and can "
+            "also automate engagement or reporting at scale; the moderation tasks are for measurement, not "
+            "for deploying automated reporting."),
+        "rai:dataReleaseMaintenancePlan": (
+            "Releases are immutable and semantically versioned: a minor version adds tasks, a major one removes "
+            "or rewords them, each with a CHANGELOG and a manifest of sha256 hashes; problems reported on the "
+            "project's issue tracker are fixed in the next version."),
+    }
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    return pq.read_table(path).to_pylist() if path.is_file() else []
+
+
+def croissant_metadata(folder: Path, settings: ReleaseConfig, *, repo: str | None = None,
+                       date_published: str | None = None) -> dict[str, Any]:
+    """Croissant 1.0 + RAI 1.0 metadata of a built release folder (its manifest must be written)."""
+    manifest = read_manifest(folder)
+    hashes = {name: entry["sha256"] for name, entry in manifest.get("files", {}).items()}
+
+    def sha(path: str) -> str:  # the manifest's hash; a file added since is hashed here
+        return hashes.get(path) or file_sha256(folder / path)
+
+    version, parent = manifest["version"], manifest.get("parent")
+    tasks, videos = _rows(folder / data_path("all")), _rows(folder / SIDE_TABLES["videos"])
+    distribution, record_sets = [], []
+    for config in manifest["configs"]:
+        path, file_id = data_path(config), f"parquet-{config}"
+        distribution.append(_file(file_id, path, PARQUET, sha(path), f"Parquet file of the `{config}` config."))
+        record_sets.append(record_set(config, file_id, pq.read_schema(folder / path),
+                                      _config_description(config, parent)))
+    for name, path in SIDE_TABLES.items():
+        if (folder / path).is_file():
+            distribution.append(_file(f"parquet-{name}", path, PARQUET, sha(path), f"The release's {name}."))
+            record_sets.append(record_set(name, f"parquet-{name}", pq.read_schema(folder / path),
+                                          "Visible metadata, source and media hash of every video a feed uses."
+                                          if name == "videos" else "Every feed version a task uses."))
+    for runner in sorted((folder / "livingscreen").glob("*.json")):
+        path = runner.relative_to(folder).as_posix()
+        distribution.append(_file(f"runner-{runner.stem}", path, JSON_FORMAT, sha(path),
+                                  "Tasks in the LivingScreen runner's format."))
+    if (folder / "media").is_dir():
+        distribution.append({"@type": "cr:FileSet", "@id": "media", "name": "media", "encodingFormat": "video/mp4",
+                             "includes": "media/*.mp4", "description": "Normalised video files, named by video id."})
+    name = repo or "ORG/NAME"
+    tiers = ", ".join(f"{tier} {n}" for tier, n in sorted(Counter(t["tier"] for t in tasks).items()))
+    body: dict[str, Any] = {
+        "@context": CONTEXT, "@type": "sc:Dataset", "conformsTo": CONFORMS_TO, "name": settings.pretty_name,
+        "description": (f"{settings.pretty_name} v{version}: {_plural(len(tasks), 'task')} ({tiers}) for GUI agents "
+                        "on a short-video app whose screen keeps playing while the agent thinks (LivingScreen)."),
+        "license": settings.license, "url": f"https://huggingface.co/datasets/{name}" if repo else settings.homepage,
+        "sameAs": settings.homepage, "version": version, "inLanguage": list(settings.language),
+        "keywords": list(settings.tags),
+        "citeAs": settings.citation.strip() or f"@misc{{livingscreen,\n  title = {{LivingScreen}},\n  "
+                                                f"howpublished = {{{settings.homepage}}}\n}}",
+        "distribution": distribution, "recordSet": record_sets,
+        **rai_fields(tasks, videos, manifest.get("qc", {})),
+    }
+    if date_published:
+        body["datePublished"] = date_published
+    return body
+
+
+def write_croissant(folder: Path, settings: ReleaseConfig, **kwargs: Any) -> Path:
+    path = folder / CROISSANT
+    text = json.dumps(croissant_metadata(folder, settings, **kwargs), ensure_ascii=False, indent=2)
+    path.write_text(text + "\n", encoding="utf-8")
+    return path

@@ -1,0 +1,196 @@
+"""The app's final state rebuilt from the logged tool calls alone, checked against the state the instrumented
+runner recorded (tests/fixtures/runner-episodes, state.json hidden), and on edited copies of those logs where
+the answer follows from the app's code and the README's description of each script."""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from curation.grade.episodes import Episode, parse_calls, read_episode
+from curation.grade.metrics import atoms
+from curation.grade.replay import rebuild_state
+
+EPISODES = Path(__file__).parents[1] / "fixtures" / "runner-episodes" / "Scripted"
+LOGS = sorted(EPISODES.rglob("log.json"))
+# The checks of these tasks as the fixtures' README describes them (eval_config of the public v1 tasks).
+CHECKS: dict[str, list[dict[str, Any]]] = {
+    "gui_like_1": [{"func": "eval_like", "args": {"video_ids": 0}}],
+    "gui_collect_1": [{"func": "eval_collect", "args": {"video_ids": 0}}],
+    "gui_comment_1": [{"func": "eval_comment", "args": {"video_ids": 0, "comment": "这个视频拍得真好！"}}],
+    "moderation_9": [{"func": "eval_report", "args": {"video_ids": 1, "expected_cat": "血腥暴力"}}]}
+# Where each script leaves the feed (README): two valid swipes up in gui_swipe_7 ("切到第三个作品", result 1.0),
+# one in moderation_9; the others never swipe.
+FINAL_VIDEO = {"gui_swipe_7": 2, "moderation_9": 1}
+LIKE = {"x": 883, "y": 607}  # the README's like control
+
+
+def graded(state: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """The fields the grader reads; of the comments, only those the agent wrote (the app's own come from the
+    feed's metadata, which a replay without `initial` does not know)."""
+    return [(v["id"], v["is_liked"], v["is_collected"],
+             [(r["category"], str(r["reason"]).strip()) for r in v["reports"]],
+             [c["text"] for c in v["comments"] if c.get("user") == "Agent_User"]) for v in state]
+
+
+def without_state(log: Path, tmp_path: Path) -> tuple[Episode, list[dict[str, Any]]]:
+    """The episode as a real run leaves it (no state.json), and the recorded state kept aside."""
+    folder = tmp_path / log.parent.name
+    shutil.copytree(log.parent, folder)
+    recorded = json.loads((folder / "state.json").read_text(encoding="utf-8"))
+    (folder / "state.json").unlink()
+    episode = read_episode(folder / "log.json")
+    assert episode.state is None
+    return episode, recorded
+
+
+def edited_moderation_9(tmp_path: Path, before_swipe: list[tuple[str, dict[str, Any]]]) -> Episode:
+    """moderation_9's log with extra turns inserted before its first swipe."""
+    data = json.loads(next(p for p in LOGS if p.parent.name == "moderation_9").read_text(encoding="utf-8"))
+    history = data["history"]
+    at = next(i for i, m in enumerate(history) if m.get("role") == "assistant")
+    extra = []
+    for n, (name, args) in enumerate(before_swipe):
+        call_id = f"call_extra_{n}"
+        extra += [{"role": "assistant", "content": "", "tool_calls": [{"id": call_id, "type": "function",
+                   "function": {"name": name, "arguments": json.dumps(args)}}]},
+                  {"role": "tool", "content": [{"type": "text", "text": "这是执行上一步动作后的屏幕截图。"}],
+                   "tool_call_id": call_id}]
+    data["history"] = history[:at] + extra + history[at:]
+    (tmp_path / "moderation_9").mkdir()
+    (tmp_path / "moderation_9" / "log.json").write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    return read_episode(tmp_path / "moderation_9" / "log.json")
+
+
+def test_all_seven_recorded_episodes_are_there():
+    assert len(LOGS) == 7 and all((p.parent / "state.json").is_file() for p in LOGS)
+
+
+@pytest.mark.parametrize("log", LOGS, ids=lambda p: p.parent.name)
+def test_rebuilt_state_equals_the_recorded_one(log, tmp_path):
+    episode, recorded = without_state(log, tmp_path)
+    rebuilt = rebuild_state(episode.calls, len(recorded))  # icons unknown: every tap must mean one thing either way
+    assert rebuilt.unknown_reason is None, rebuilt.notes
+    assert rebuilt.state is not None and graded(rebuilt.state) == graded(recorded)
+    assert rebuilt.current == FINAL_VIDEO.get(log.parent.name, 0)
+    checks = CHECKS.get(log.parent.name)
+    if checks:  # the grader reads the rebuilt state exactly as the recorded one, by both rules
+        for others_from in (0, 1):
+            assert atoms(checks, rebuilt.state, others_from) == atoms(checks, recorded, others_from)
+        assert all(held for _, held in atoms(checks, rebuilt.state))  # and the runner logged 1.0
+
+
+def test_rebuilt_state_keeps_the_apps_shape_when_the_initial_feed_is_known(tmp_path):
+    # given the app's state after its reset, the counts move as app.py moves them
+    episode, recorded = without_state(next(p for p in LOGS if p.parent.name == "gui_like_1"), tmp_path)
+    initial = copy.deepcopy(recorded)
+    initial[0].update(is_liked=False, likes=recorded[0]["likes"] - 1)
+    rebuilt = rebuild_state(episode.calls, len(initial), initial=initial)
+    assert rebuilt.state == recorded
+
+
+def test_an_extra_like_on_video_0_before_swiping_is_rebuilt(tmp_path):
+    episode = edited_moderation_9(tmp_path, [("click", LIKE)])
+    rebuilt = rebuild_state(episode.calls, 10)
+    assert rebuilt.unknown_reason is None and rebuilt.state is not None
+    assert [v["is_liked"] for v in rebuilt.state] == [True] + [False] * 9
+    assert [[r["category"] for r in v["reports"]] for v in rebuilt.state] == [[], ["血腥暴力"]] + [[]] * 8
+    # a like task on video 1 with this stray like: the public rule (others from 1) misses it, ours does not
+    rebuilt.state[1]["is_liked"] = True
+    like_1 = [{"func": "eval_like", "args": {"video_ids": 1}}]
+    assert all(held for _, held in atoms(like_1, rebuilt.state, 1))
+    assert not all(held for _, held in atoms(like_1, rebuilt.state, 0))
+
+
+@pytest.mark.parametrize("tap, icons, why", [
+    # the modal's submit button starts at x 192.5 px (screenshot: 192) = 513 units: its edge
+    ((513, 693), None, "confirm"),
+    # the like item ends at y 517 px without icons, 523.6 with them: 640 units = 519.7 px is on it only with icons
+    ((883, 640), None, "like"),
+])
+def test_a_tap_that_cannot_be_mapped_makes_the_state_unknown(tmp_path, tap, icons, why):
+    calls = edited_moderation_9(tmp_path, []).calls
+    report_at = next(i for i, c in enumerate(calls) if c.name == "click" and c.args == {"x": 709, "y": 693})
+    if why == "like":  # on video 0, before anything else
+        calls.insert(0, parse_calls([_turn("click", {"x": tap[0], "y": tap[1]})])[0])
+    else:  # in place of the submit tap, while the report modal is open
+        calls[report_at] = parse_calls([_turn("click", {"x": tap[0], "y": tap[1]})])[0]
+    rebuilt = rebuild_state(calls, 10, icons=icons)
+    assert rebuilt.state is None and rebuilt.current is None
+    assert rebuilt.unknown_reason is not None and why in rebuilt.unknown_reason
+    assert "UNRESOLVED" in rebuilt.notes[-1]
+
+
+def test_the_like_edge_is_no_tap_at_all_without_icons():
+    # the same 519.7 px point, icons known not to load (as in the recorded runs): the side bar's gap, nothing
+    rebuilt = rebuild_state(parse_calls([_turn("click", {"x": 883, "y": 640})]), 3, icons=False)
+    assert rebuilt.state is not None and not any(v["is_liked"] for v in rebuilt.state)
+
+
+@pytest.mark.parametrize("dy, lands", [
+    (228, 0),     # 228 units x 0.812 px x 1.2 = 222.2 px scrolled: under 30% of 750 = 225, snaps back
+    (233, 1),     # 227.0 px: past it, the next video
+    (231, None),  # 225.1 px: at the threshold, where rounding decides: the video is unknown
+])
+def test_a_swipe_below_the_threshold_does_not_move(dy, lands):
+    calls = parse_calls([_turn("swipe", {"x1": 500, "y1": 750, "x2": 500, "y2": 750 - dy}), _turn("click", LIKE)])
+    rebuilt = rebuild_state(calls, 3)
+    assert rebuilt.current == lands
+    if lands is None:  # the like needs to know which video it hits
+        assert rebuilt.state is None and "snap threshold" in str(rebuilt.unknown_reason)
+    else:
+        assert rebuilt.state is not None and [v["is_liked"] for v in rebuilt.state] == [i == lands for i in range(3)]
+
+
+def test_swipes_stop_at_either_end_of_the_feed():
+    up, down = {"x1": 500, "y1": 750, "x2": 500, "y2": 250}, {"x1": 500, "y1": 250, "x2": 500, "y2": 750}
+    assert rebuild_state(parse_calls([_turn("swipe", down)]), 3).current == 0
+    assert rebuild_state(parse_calls([_turn("swipe", up)] * 4), 3).current == 2
+
+
+def test_typing_with_nothing_focused_and_a_space_is_unknown():
+    # no input was tapped: the keys go to the page, where a space may scroll the feed
+    rebuilt = rebuild_state(parse_calls([_turn("type", {"text": "很 好"})]), 3)
+    assert rebuilt.state is None and "focused" in str(rebuilt.unknown_reason)
+
+
+def test_a_call_after_an_invalid_one_in_the_same_turn_is_not_run():
+    history = [{"role": "assistant", "tool_calls": [
+        {"function": {"name": "click", "arguments": json.dumps({"x": 883.5, "y": 607})}},
+        {"function": {"name": "click", "arguments": json.dumps(LIKE)}}]}]
+    rebuilt = rebuild_state(parse_calls(history), 3)
+    assert rebuilt.state is not None and not rebuilt.state[0]["is_liked"]
+
+
+def _turn(name: str, args: dict[str, Any]) -> dict[str, Any]:
+    return {"role": "assistant", "tool_calls": [{"function": {"name": name, "arguments": json.dumps(args)}}]}
+
+
+def test_a_comment_goes_to_the_video_its_drawer_was_opened_on():
+    # script.js openComments sets currentVideoId; the feed strip above the open drawer (y 31–218.5 px) still
+    # drags: 260 units up to 0 is 211 px x 1.2 = 253 px > 225, so video 1 comes on screen under the drawer
+    calls = parse_calls([_turn("click", {"x": 883, "y": 691}),
+                         _turn("swipe", {"x1": 500, "y1": 260, "x2": 500, "y2": 0}),
+                         _turn("click", {"x": 432, "y": 903}), _turn("type", {"text": "好"}),
+                         _turn("click", {"x": 887, "y": 903})])
+    rebuilt = rebuild_state(calls, 3)
+    assert rebuilt.current == 1 and rebuilt.state is not None
+    assert [[c["text"] for c in v["comments"]] for v in rebuilt.state] == [["好"], [], []]
+
+
+@pytest.mark.parametrize("icons, liked", [(True, True), (False, False), (None, None)])
+def test_the_drawers_close_icon_exists_only_when_the_icons_load(icons, liked):
+    # the "x" is an empty <i> unless lucide replaced it with a 24 px svg at x 328–352, y 233.5–257.5 px
+    # (centre 340 x 245.5 px = 907 x 302 units); without it the drawer stays and covers the like button
+    calls = parse_calls([_turn("click", {"x": 883, "y": 691}), _turn("click", {"x": 907, "y": 302}),
+                         _turn("click", LIKE)])
+    rebuilt = rebuild_state(calls, 3, icons=icons)
+    if liked is None:
+        assert rebuilt.state is None and "close" in str(rebuilt.unknown_reason)
+    else:
+        assert rebuilt.state is not None and rebuilt.state[0]["is_liked"] is liked
