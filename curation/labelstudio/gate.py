@@ -78,7 +78,7 @@ class GateHandler(BaseHTTPRequestHandler):
             return
         authorization = self.headers.get("Authorization", "")
         if authorization and hmac.compare_digest(authorization.encode(), self.server.admin_authorization.encode()):
-            self.note("admin-token", 0)
+            self.note("admin-token", 200)
             self.forward(body, drop_cookie=True)  # one identity per request: the token's
             return
         target = self.path
