@@ -1,0 +1,1 @@
+"""Label Studio at the toolkit's side: the access gate annotators reach it through."""

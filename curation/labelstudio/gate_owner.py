@@ -1,0 +1,180 @@
+"""Who is asking, and whether an object is theirs: answers from Label Studio itself, cached briefly.
+
+Ownership is Label Studio's own model made strict: an account owns a project when it is a member
+of the project's organization (the toolkit gives each person an organization of their own; the
+deciding group shares the admin's). The project's organization and the organization's members are
+read with the admin token. Annotations and drafts name their task and project to the admin from
+any organization; a task, a data-manager tab or a prediction does not (Label Studio filters those
+by the admin's *active* organization, which the toolkit switches while it works), so which project
+one of those is in is read with the caller's own credentials, and that project is then checked
+with the admin token like any other. A lookup that fails refuses the request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import json
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from curation.labelstudio.gate_rules import Refused
+
+
+class Upstream:
+    """Label Studio's address, and one fresh connection per call (loopback: cheap, nothing shared
+    between threads)."""
+
+    def __init__(self, url: str, timeout_s: float = 300.0) -> None:
+        parts = urlsplit(url.rstrip("/"))
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"upstream must be an http(s) URL, not {url!r}")
+        self.scheme, self.host = parts.scheme, parts.hostname
+        self.port = parts.port or (443 if parts.scheme == "https" else 80)
+        self.timeout_s = timeout_s
+
+    def connection(self) -> http.client.HTTPConnection:
+        cls = http.client.HTTPSConnection if self.scheme == "https" else http.client.HTTPConnection
+        return cls(self.host, self.port, timeout=self.timeout_s)
+
+    def get_json(self, path: str, headers: dict[str, str]) -> tuple[int, Any]:
+        conn = self.connection()
+        try:
+            conn.request("GET", path, headers={**headers, "Accept": "application/json"})
+            response = conn.getresponse()
+            body = response.read()
+        finally:
+            conn.close()
+        try:
+            return response.status, json.loads(body) if response.status == 200 else None
+        except ValueError:
+            return 502, None
+
+
+class TTLCache:
+    def __init__(self, ttl_s: float, max_items: int = 10_000) -> None:
+        self.ttl_s, self.max_items = ttl_s, max_items
+        self._items: dict[Any, tuple[float, Any]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: Any) -> Any:
+        with self._lock:
+            found = self._items.get(key)
+            if found is None or found[0] < time.monotonic():
+                self._items.pop(key, None)
+                return None
+            return found[1]
+
+    def put(self, key: Any, value: Any) -> None:
+        with self._lock:
+            if len(self._items) >= self.max_items:
+                self._items.clear()  # crude, but bounded; everything is asked again
+            self._items[key] = (time.monotonic() + self.ttl_s, value)
+
+
+@dataclass(frozen=True)
+class Caller:
+    user_id: int
+    email: str
+    credentials: dict[str, str]  # the headers that identify them to Label Studio (never logged)
+
+
+class Owners:
+    """Identity and ownership answers for the gate, from Label Studio."""
+
+    def __init__(self, upstream: Upstream, admin_token: str, identity_ttl_s: float = 10.0,
+                 membership_ttl_s: float = 30.0, object_ttl_s: float = 300.0) -> None:
+        self.upstream = upstream
+        self.admin_headers = {"Authorization": f"Token {admin_token}"}
+        self._callers = TTLCache(identity_ttl_s)
+        self._members = TTLCache(membership_ttl_s)
+        self._objects = TTLCache(object_ttl_s)
+        self._admin_id: int | None = None
+
+    def admin_id(self) -> int:
+        if self._admin_id is None:
+            status, me = self.upstream.get_json("/api/current-user/whoami", self.admin_headers)
+            if status != 200 or not isinstance(me, dict):
+                raise RuntimeError(f"Label Studio refused the admin token (HTTP {status})")
+            self._admin_id = int(me["id"])
+        return self._admin_id
+
+    def identify(self, credentials: dict[str, str]) -> Caller | None:
+        """The account these headers log in as (whoami, cached per credential), or None."""
+        if not credentials:
+            return None
+        key = hashlib.sha256(json.dumps(sorted(credentials.items())).encode()).hexdigest()
+        cached = self._callers.get(key)
+        if cached is None:
+            status, me = self.upstream.get_json("/api/current-user/whoami", credentials)
+            cached = (int(me["id"]), str(me.get("email") or "")) if status == 200 and isinstance(me, dict) else ()
+            self._callers.put(key, cached)
+        return Caller(cached[0], cached[1], credentials) if cached else None
+
+    def members(self, organization_id: int) -> frozenset[int]:
+        cached = self._members.get(organization_id)
+        if cached is None:
+            status, page = self.upstream.get_json(
+                f"/api/organizations/{organization_id}/memberships?page=1&page_size=-1", self.admin_headers)
+            if status != 200 or not isinstance(page, dict):
+                return frozenset()  # not cached: an organization made a moment ago is asked again
+            cached = frozenset(int(m["user"]["id"]) for m in page.get("results", []))
+            self._members.put(organization_id, cached)
+        return cached
+
+    def _lookup(self, key: tuple[str, int], path: str, headers: dict[str, str], field: str) -> int | None:
+        cached = self._objects.get(key)
+        if cached is None:
+            status, found = self.upstream.get_json(path, headers)
+            value = found.get(field) if status == 200 and isinstance(found, dict) else None
+            if not isinstance(value, int) or isinstance(value, bool):
+                return None
+            cached = value
+            self._objects.put(key, cached)
+        return cached
+
+    def project_organization(self, project_id: int) -> int | None:
+        return self._lookup(("project", project_id), f"/api/dm/project/?project={project_id}", self.admin_headers,
+                            "organization")
+
+    def project_of(self, kind: str, object_id: int, caller: Caller) -> int | None:
+        """The project an object is in, or None when Label Studio does not show it."""
+        if kind == "project":
+            return object_id
+        if kind == "annotation":
+            return self._lookup((kind, object_id), f"/api/annotations/{object_id}/", self.admin_headers, "project")
+        if kind == "draft":
+            task = self._lookup((kind, object_id), f"/api/drafts/{object_id}/", self.admin_headers, "task")
+            return None if task is None else self.project_of("task", task, caller)
+        paths = {"task": f"/api/tasks/{object_id}/", "view": f"/api/dm/views/{object_id}/",
+                 "prediction": f"/api/predictions/{object_id}/"}
+        if kind not in paths:
+            return None
+        # asked as the caller (see the module's doc); cached per caller, as the answer depends on them
+        return self._lookup((kind, object_id, caller.user_id), paths[kind], caller.credentials,  # type: ignore[arg-type]
+                            "project")
+
+    def check(self, caller: Caller, kind: str, object_id: int) -> None:
+        """Refused unless the object is the caller's."""
+        if kind == "user":
+            if object_id != caller.user_id:
+                raise Refused("another person's account")
+            return
+        if kind == "org":
+            if caller.user_id not in self.members(object_id):
+                raise Refused("an organization you do not belong to")
+            return
+        project = self.project_of(kind, object_id, caller)
+        organization = None if project is None else self.project_organization(project)
+        if organization is None or caller.user_id not in self.members(organization):
+            raise Refused(f"{kind} {object_id} is not in one of your projects")
+
+    def owns_project(self, caller: Caller, project_id: int) -> bool:
+        try:
+            self.check(caller, "project", project_id)
+        except Refused:
+            return False
+        return True
