@@ -63,10 +63,14 @@ browser:
 
 # Starts Label Studio on 127.0.0.1 (LABEL_STUDIO_PORT, default 8080) with the admin and
 # token from LABEL_STUDIO_USERNAME / LABEL_STUDIO_PASSWORD / LABEL_STUDIO_API_KEY;
-# its data in LS_DATA (default build/labelstudio).
+# its data in LS_DATA (default build/labelstudio). Then the access gate in front of it, in the
+# foreground (LS_GATE_PORT, default 8081): annotators and reviewers are given the gate's URL only.
 LS_DATA ?= build/labelstudio
+LABEL_STUDIO_PORT ?= 8080
+LS_GATE_PORT ?= 8081
 labelstudio: setup $(LS_STAMP)
-	$(PY) -m curation.annotate.server --data-dir $(LS_DATA)
+	$(PY) -m curation.annotate.server --data-dir $(LS_DATA) --port $(LABEL_STUDIO_PORT)
+	$(PY) -m curation.labelstudio.gate --upstream http://127.0.0.1:$(LABEL_STUDIO_PORT) --port $(LS_GATE_PORT)
 
 FEEDS ?= 50
 SEED ?= 7

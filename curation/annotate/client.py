@@ -16,6 +16,11 @@ def base_url() -> str:
     return os.environ.get("LABEL_STUDIO_URL", DEFAULT_URL).rstrip("/")
 
 
+def annotator_url() -> str:
+    """What annotators and reviewers open: the access gate in front of Label Studio, never its own port."""
+    return os.environ.get("LABEL_STUDIO_GATE_URL", "http://127.0.0.1:8081").rstrip("/")
+
+
 def ls_call(what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
     """A Label Studio call whose failure is one clear line (AnnotationError), not a traceback."""
     from label_studio_sdk.core.api_error import ApiError

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from curation.annotate.accounts import annotator_email
+from curation.annotate.client import annotator_url
 from curation.cli.base import app, config, open_catalog
 
 annotate_app = typer.Typer(no_args_is_help=True, help="Authoring projects in Label Studio.")
@@ -39,6 +40,8 @@ def annotate_export(
     for annotator, password in sorted(counts.passwords.items()):
         typer.echo(f"  new account {annotator} ({annotator_email(annotator)}), password {password} "
                    "(shown once, stored nowhere)")
+    typer.echo(f"annotators log in at {annotator_url()}/user/login/ (the access gate; never give out Label "
+               "Studio's own URL)")
 
 
 @annotate_app.command("import")

@@ -25,6 +25,8 @@ def release_build(
     exclude_invalid: Annotated[bool, typer.Option(
         help="Leave out tasks that fail the task rules (listed in CHANGELOG.md) instead of refusing the build.")]
     = False,
+    health_strict: Annotated[bool, typer.Option(
+        help="Refuse the build when the release's health breaks the [release] strict_* limits.")] = False,
 ) -> None:
     """Freeze the tasks that finished QC into vX.Y.Z: parquet configs, runner JSON, card, changelog, manifest.
     Every task is judged by the task rules first: an error refuses the build unless --exclude-invalid."""
@@ -33,7 +35,8 @@ def release_build(
 
     with open_catalog() as cat:
         built = build_release(cat, version, config().release, parent, out, with_media, repo,
-                              exclude_invalid=exclude_invalid, sources=config().sources, feeds=config().feeds)
+                              exclude_invalid=exclude_invalid, sources=config().sources, feeds=config().feeds,
+                              health_strict=health_strict)
     assert built.folder is not None and built.diff is not None
     report = release_report(built.folder, Path(config().reports.dir))
     typer.echo(f"release {built.folder}: {built['tasks']:,} tasks, {built['videos']:,} videos, "

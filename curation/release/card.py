@@ -49,7 +49,7 @@ def _pct(value: float | None) -> str:
 
 def render_card(settings: ReleaseConfig, version: str, repo: str | None, configs: list[str],
                 tasks: list[dict[str, Any]], videos: list[dict[str, Any]], qc: dict[str, Any],
-                parent: str | None) -> str:
+                parent: str | None, health: str | None = None) -> str:
     meta = yaml.safe_dump(front_matter(settings, configs, len(tasks)), sort_keys=False, allow_unicode=True)
     by_sub = Counter((t["tier"], t["subcategory"]) for t in tasks)
     by_tier = Counter(t["tier"] for t in tasks)
@@ -85,6 +85,8 @@ def render_card(settings: ReleaseConfig, version: str, repo: str | None, configs
               f"{PAPER['shortcut_retained']:.1%}); after review {_pct(total.get('deleted_after_review'))} deleted "
               f"(paper {PAPER['deleted_after_review']:.1%}) and {_pct(total.get('revised_after_review'))} revised "
               f"(paper {PAPER['revised_after_review']:.1%}).", "",
+              *(["## Release health", "", "![Correct answer letters per tier](health.svg)", "", health, ""]
+                if health else []),
               "## Load", "", "```python", "from datasets import load_dataset", "",
               f'tasks = load_dataset("{name}", "l2_cross_source_understanding",',
               f'                     revision="v{version}", split="{SPLIT}")',
