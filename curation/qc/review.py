@@ -161,7 +161,7 @@ def compare(task: dict[str, Any], answer: str | None, platform_state: str | None
             reasons.append(f"answers differ: author {author}, reviewer {answer}")
     else:
         checks, errors = parse_platform_state(platform_state)
-        errors += end_state_errors(checks, feed_len)
+        errors += end_state_errors(checks, feed_len) if checks else []
         if errors or not checks:
             if flags:
                 return "escalated", reasons + [f"reviewer's end state unreadable: {'; '.join(errors) or 'empty'}"], []

@@ -157,8 +157,8 @@ class BuiltRelease(RunResult):
 
 
 @stage("release-build", command="curate release build --version X.Y.Z [--parent X.Y.Z]",
-       reads=("tasks", "task_transitions", "feeds", "videos", "media_probes", "media_outputs", "shortcut_verdicts",
-              "reviews", "decisions", "pseudonyms", "releases", "release_tasks"),
+       reads=("tasks", "task_transitions", "feeds", "videos", "media_files", "media_probes", "media_outputs",
+              "shortcut_verdicts", "reviews", "decisions", "pseudonyms", "releases", "release_tasks"),
        writes=("pseudonyms", "releases", "release_tasks", "release folder"),
        summary="the tasks that finished QC, frozen as parquet configs, runner JSON, a dataset card and a manifest")
 def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: str | None = None,
@@ -181,10 +181,10 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
     parent = choose_parent(catalog, target, parent)
     diff = diff_against(catalog, parent, contents, excluded)
     if parent:
+        check_bump(Version.parse(parent), target, len(diff.added), len(diff.removed), len(diff.changed))
         if not (diff.added or diff.removed or diff.changed):
             raise UsageError(f"v{target} would hold exactly what v{parent} holds: a release needs a change "
                              "(a task added, removed or revised)")
-        check_bump(Version.parse(parent), target, len(diff.added), len(diff.removed), len(diff.changed))
     health = release_health(contents.tasks, parent_health_rows(catalog, parent), similarity=settings.health_similarity,
                             embed=make_embedder(settings.health_embedding).encode if settings.health_embedding
                             else None)

@@ -70,13 +70,14 @@ def test_validate_flags_unplayable_videos_warning_then_error(clustered_catalog):
     plant_task(cat, "feature_analysis_1", kuairec_feed.feed_id, tier="L2", subcategory="feature_analysis",
                eval_type="label", instruction="q?\nA:1 B:2 C:以上都不对", options={"A": "1", "B": "2"},
                eval_config=[{"answer": "A"}])
-    _, defects, _ = validate_catalog(cat, FEEDS)  # default sources: KuaiRec is not playable
-    flagged = [d for d in defects if d.code == "feed-video-not-playable"]
+    defects = validate_catalog(cat, FEEDS).defects  # default sources: KuaiRec is not playable
+    flagged = [d for d in defects if d.code == "feed-video-no-media-yet"]
     assert flagged and all(d.severity == "warning" for d in flagged)
+    assert not [d for d in defects if d.code == "feed-video-not-playable"]
     first = kuairec_feed.video_feed[0]
     cat.con.execute("INSERT INTO media_files (video_id, path, root, matched_by, run_id) "
                     "SELECT video_id, video_id || '.mp4', '/media', 'scan', 'test' FROM videos WHERE source = ?",
                     [first.split("/")[0]])
-    _, defects, _ = validate_catalog(cat, FEEDS, BOTH)
+    defects = validate_catalog(cat, FEEDS, BOTH).defects
     errors = [d for d in defects if d.code == "feed-video-not-playable" and d.severity == "error"]
     assert errors and "no normalised file" in errors[0].message

@@ -213,6 +213,8 @@ def test_the_fingerprint_migrations_give_stored_rows_the_fingerprint_the_ingest_
         # as a catalog of an earlier version: other fingerprints, the migration not applied
         cat.con.execute("UPDATE videos SET record_hash = md5(video_id)")
         cat.con.execute("DELETE FROM schema_migrations WHERE version >= ?", [version])
+        for column in ("status VARCHAR", "reasons JSON"):  # what tasks held before migration 17
+            cat.con.execute(f"ALTER TABLE tasks ADD COLUMN {column}")
     with Catalog(path) as cat:
         assert cat.con.execute("SELECT video_id, record_hash FROM videos ORDER BY 1").fetchall() == hashes
         again = ingest_path(cat, "generic", corpus, mapping=mapping)

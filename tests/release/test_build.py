@@ -89,6 +89,8 @@ def test_rebuilds_are_byte_identical_never_overwrite_and_versions_move_as_semver
         build_release(cat, "1.0.0", settings(tmp_path / "a"))
     with pytest.raises(UsageError, match="must come after its parent 1.0.0"):
         build_release(cat, "0.9.0", settings(tmp_path / "a"), parent="1.0.0")
+    with pytest.raises(UsageError, match="v1.0.1 would hold exactly what v1.0.0 holds: a release needs a change"):
+        build_release(cat, "1.0.1", settings(tmp_path / "a"))  # no empty releases, not even a patch
 
     plant_task(cat, "gui_collect_1", feeds[0], tier="L1", subcategory="gui_collect", eval_type="platform",
                instruction="收藏第一个视频", options=None,

@@ -120,8 +120,10 @@ def test_a_release_built_on_an_imported_one_keeps_its_tasks_word_for_word(catalo
     import_livingscreen(catalog, write_release(tmp_path / "v1"), "1.0.0")
     validate_catalog(catalog, load_config().feeds)
     for items in RELEASE.values():
-        for item in items:
-            finish_qc(catalog, item["task_id"])
-    built = build_release(catalog, "1.0.1", settings(tmp_path / "releases"))  # nothing changed: a patch will do
+        for item in items:  # the group deletes one task; every other one is reviewed as it came
+            finish_qc(catalog, item["task_id"], end="deleted" if item["task_id"] == "gui_like_7" else "reviewed_ok")
+    built = build_release(catalog, "2.0.0", settings(tmp_path / "releases"))
     assert built.parent == "1.0.0" and (built.diff.added, built.diff.changed) == ([], [])
-    assert read_release(built.folder / "livingscreen") == RELEASE
+    assert [t for t, _ in built.diff.removed] == ["gui_like_7"]
+    kept = {**RELEASE, "gui_action.json": [t for t in RELEASE["gui_action.json"] if t["task_id"] != "gui_like_7"]}
+    assert read_release(built.folder / "livingscreen") == kept

@@ -30,8 +30,8 @@ def test_a_task_moves_only_along_allowed_edges(catalog):
 
 @pytest.mark.parametrize(("steps", "message"), [
     ([("x_1", 1, "valid")], "x_1 v1 is new: it cannot become valid"),
-    ([("x_1", 1, "authored"), ("x_1", 1, "needs_fix"), ("x_1", 1, "valid")], "nothing; it is final"),
-    ([("x_1", 1, "authored"), ("x_1", 1, "kept")], "from there: needs_fix, valid"),
+    ([("x_1", 1, "authored"), ("x_1", 1, "retired"), ("x_1", 1, "valid")], "nothing; it is final"),
+    ([("x_1", 1, "authored"), ("x_1", 1, "kept")], "from there: needs_fix, retired, valid"),
     ([("x_1", 1, "authored"), ("x_1", 1, "approved")], "'approved' is not a state"),
 ])
 def test_a_move_the_life_cycle_does_not_allow_is_refused_by_name(catalog, steps, message):

@@ -1,5 +1,6 @@
 import pytest
 
+from curation.tasks.rules import end_state_errors
 from curation.tasks.syntax import (
     parse_feed_edits,
     parse_options,
@@ -7,9 +8,6 @@ from curation.tasks.syntax import (
     render_platform_state,
     split_instruction,
 )
-from curation.tasks.taxonomy import load_taxonomy
-
-CATS = load_taxonomy().report_categories
 
 
 @pytest.mark.parametrize("text", ["A:猫 B:狗 C:鸟 D:无法确定", "A：猫；B：狗；C：鸟；D：无法确定",
@@ -26,7 +24,7 @@ def test_instruction_split_into_question_and_options():
 def test_platform_state_lines_to_runner_checks():
     checks, errors = parse_platform_state(
         "like 3\ncollect 2, 5\nreport 4 不实信息 “旧视频”\ncomment 1\ncomment 2 \"已核实\"\n"
-        "current 7\nplayback 3 50%\nplayback 3 12s", 8, CATS)
+        "current 7\nplayback 3 50%\nplayback 3 12s")
     assert errors == []
     assert checks == [
         {"func": "eval_like", "args": {"video_ids": 2}},
@@ -41,13 +39,22 @@ def test_platform_state_lines_to_runner_checks():
 
 
 @pytest.mark.parametrize(("line", "message"), [
-    ("like 9", "outside the feed"), ("report 2 暴力", "not one of"), ("dance 1", "cannot read"),
-    ("current 1,2", "exactly one position"), ("playback 1 fast", "target like 50%"),
-    ("playback 1 150%", "over 100%"),
+    ("dance 1", "cannot read"), ("current 1,2", "exactly one position"), ("playback 1 fast", "target like 50%"),
+    ("report 2", "or 'any'"),
 ])
-def test_platform_state_problems_are_named(line, message):
-    checks, errors = parse_platform_state(line, 8, CATS)
+def test_lines_the_language_cannot_read_are_named(line, message):
+    checks, errors = parse_platform_state(line)
     assert checks == [] and len(errors) == 1 and message in errors[0] and errors[0].startswith("line 1")
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("like 9", "position 8 (video 9 as annotators count) is outside the feed of 8 videos"),
+    ("report 2 暴力", 'report category "暴力" is not one of'), ("playback 1 150%", "target_pct 1.5 is not in [0, 1]"),
+])
+def test_lines_that_read_but_break_a_rule_are_judged_by_the_rules(line, message):
+    checks, errors = parse_platform_state(line)
+    assert checks and not errors
+    assert [m for m in end_state_errors(checks, 8) if message in m], end_state_errors(checks, 8)
 
 
 def test_feed_edit_lines():
@@ -75,7 +82,7 @@ def test_feed_edit_ranges(text, positions):
 ])
 def test_typos_in_positions_are_problems_not_crashes(text, message):
     if text.startswith("like"):
-        _, errors = parse_platform_state(text, 4, ("色情低俗",))
+        _, errors = parse_platform_state(text)
     else:
         _, errors = parse_feed_edits(text, 4)
     assert any(message in e for e in errors), errors
@@ -85,8 +92,8 @@ def test_typos_in_positions_are_problems_not_crashes(text, message):
     "like 3", "like 1,4\ncollect 2", "report 5 不实信息", 'report 2 不实信息 "标题与画面不符"', 'comment 2 "已核实"',
     "comment 1", "current 6", "playback 4 50%", "playback 3 12.5s", "like 2\nplayback 1 100%\nreport 1,3 不实信息"])
 def test_an_end_state_written_back_reads_as_the_same_checks(text):
-    checks, errors = parse_platform_state(text, 8, CATS)
+    checks, errors = parse_platform_state(text)
     assert not errors and checks
     written = render_platform_state(checks)
-    assert parse_platform_state(written, 8, CATS) == (checks, [])
+    assert parse_platform_state(written) == (checks, [])
     assert written == text  # the shortest spelling is the one annotators are taught
