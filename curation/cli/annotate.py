@@ -73,5 +73,5 @@ def annotate_status() -> None:
         if task["state"] == "needs_fix":
             typer.echo(f"{task['task_id']} v{task['version']} ({task['author'] or 'imported'}, {task['feed_id']}"
                        + (f", Label Studio task {task['ls_task_id']}" if task["ls_task_id"] else "") + "):")
-            for reason in (task["fix_reason"] or "").split("; "):
+            for reason in (task["fix_reason"] or "").split(" | "):
                 typer.echo(f"  - {reason}")

@@ -117,7 +117,9 @@ def qc_report_command(
     typer.echo(f"{total['tasks']:,} tasks: {total['valid']:,} valid, {total['needs_fix']:,} need a fix, "
                f"{total['shortcut_passed']:,} passed the shortcut filter"
                + (f" ({kept:.1%} kept; the paper kept 74.3%)" if kept is not None else "")
-               + f", {total['reviewed_ok']:,} reviewed ok, {total['kept'] + total['revised']:,} kept or revised")
+               + f", {total['reviewed_ok']:,} reviewed ok, {total['kept'] + total['revised']:,} kept or revised"
+               + (f"; {total['inherited']:,} inherited from an imported release (not reviewed here)"
+                  if total["inherited"] else ""))
     typer.echo(f"  report: {path}")
 
 

@@ -31,7 +31,8 @@ T = TypeVar("T")
 STAGES: dict[str, Stage] = {}
 PIPELINE = ("ingest", "keywords", "embed", "cluster", "feeds", "feeds-edit", "feeds-export", "media-scan",
             "media-probe", "media-normalise", "media-register-synthetic", "annotate-export", "annotate-import",
-            "qc-calibrate-export", "qc-calibrate-import", "qc-validate", "qc-shortcut", "qc-review-export",
+            "qc-calibrate-export", "qc-calibrate-import", "qc-validate", "qc-accept-imported", "qc-shortcut",
+            "qc-review-export",
             "qc-review-import", "qc-adjudicate-export", "qc-adjudicate-import", "qc-report", "release-build",
             "release-publish", "release-import-livingscreen", "release-export-livingscreen", "release-env-feeds",
             "grade", "rewards-build", "grade-audit-export", "grade-audit-import")
@@ -182,6 +183,7 @@ def all_stages() -> list[Stage]:
     import curation.media.probe
     import curation.media.scan
     import curation.media.synthetic
+    import curation.qc.accept
     import curation.qc.adjudicate
     import curation.qc.calibrate
     import curation.qc.funnel

@@ -80,13 +80,15 @@ def same_task(a: TaskRecord, b: TaskRecord) -> bool:
 
 def from_catalog(row: dict[str, Any]) -> TaskRecord:
     """A catalog task row joined with its feed (`video_feed`) and base feed (`keyword_videos`, `other_videos`)."""
+    # the runner's base-feed lists belong to label tasks; a platform task's feed is judged as it stands
+    lists = row.get("eval_type") == "label"
     return TaskRecord(task_id=row["task_id"], tier=row.get("tier"), subcategory=row.get("subcategory"),
                       eval_type=row.get("eval_type"), question=row.get("instruction") or "",
                       options=json.loads(row["options"]) if row.get("options") else {},
                       eval_config=json.loads(row["eval_config"]) if row.get("eval_config") else [],
                       video_feed=list(row.get("video_feed") or []),
-                      keyword_videos=list(row["keyword_videos"]) if row.get("keyword_videos") is not None else None,
-                      other_videos=list(row["other_videos"]) if row.get("other_videos") is not None else None,
+                      keyword_videos=list(row.get("keyword_videos") or []) if lists else None,
+                      other_videos=list(row.get("other_videos") or []) if lists else None,
                       version=row.get("version"))
 
 

@@ -322,4 +322,4 @@ def errors_by_task(defects: Iterable[Defect]) -> dict[str, list[Defect]]:
 
 def reason_text(defects: Iterable[Defect]) -> str:
     """Findings as one reason for the life cycle: `code: message; code: message`."""
-    return "; ".join(f"{d.code}: {d.message}" for d in defects)
+    return " | ".join(f"{d.code}: {d.message}" for d in defects)

@@ -4,6 +4,7 @@ feedback at the top of the task, fix it and see the feedback go."""
 
 import json
 import re
+import shutil
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -100,18 +101,23 @@ def test_annotator_authors_gets_feedback_and_fixes_in_the_browser(clustered_cata
     label_feed = next(f for f in mine if f.video_feed[0].startswith("FakeSV/"))
     platform_feed = next(f for f in mine if f is not label_feed)
 
-    # a real clip for the label feed's first video, normalised into the folder the server serves
-    native = label_feed.video_feed[0].split("/", 1)[1]
+    # a real clip for every video of dora's feeds (the app plays nothing else once FakeSV media is scanned),
+    # normalised into the folder the server serves
+    videos = sorted({v for f in mine for v in f.video_feed})
     clips = tmp_path / "clips"
     clips.mkdir()
+    native = label_feed.video_feed[0].split("/", 1)[1]
+    first = clips / f"{native}.mp4"
     ffmpeg("-f", "lavfi", "-i", "testsrc=size=360x640:rate=30", "-f", "lavfi", "-i",
            "sine=frequency=440:sample_rate=44100", "-t", "3", "-c:v", "libx264", "-c:a", "aac", "-shortest",
-           str(clips / f"{native}.mp4"))
+           str(first))
+    for video in videos:
+        if video != label_feed.video_feed[0]:
+            shutil.copyfile(first, clips / f"{video.split('/', 1)[1]}.mp4")
     media = replace(load_config().media, output_dir=str(label_studio["media"]), width=180, height=320)
-    assert scan_media(cat, clips, "FakeSV", media).matched == [(label_feed.video_feed[0], str(
-        (clips / f"{native}.mp4").resolve()))]
-    assert probe_media(cat, media, 1)["probed"] == 1
-    assert normalise_media(cat, media, 1)["normalised"] == 1
+    assert sorted(v for v, _ in scan_media(cat, clips, "FakeSV", media).matched) == videos
+    assert probe_media(cat, media, 1)["probed"] == len(videos)
+    assert normalise_media(cat, media, 1)["normalised"] == len(videos)
 
     export_to_label_studio(cat, ["dora"], label_studio["media"], feed_ids=[f.feed_id for f in mine])
     export_to_label_studio(cat, ["erin"], label_studio["media"], feed_ids=[theirs.feed_id])

@@ -189,13 +189,13 @@ def test_import_tasks_versions_feed_edits_and_needs_fix(exported, label_studio):
     assert edited.video_feed == base_b.video_feed[:1] + base_b.video_feed[2:]
     assert edited.edit[0]["author"] == c["author"]
     assert rows[t["d"]]["state"] == "needs_fix"
-    assert rows[t["d"]]["reason"].split("; ") == [  # a typo in an edit line is a reason, not a crash
+    assert rows[t["d"]]["reason"].split(" | ") == [  # a typo in an edit line is a reason, not a crash
         "instruction-empty: the instruction is empty",
         "feed-edit-unreadable: edit line 1: 'two' is not a position; write numbers like 2, 5 or a range 2-4",
         'answer-not-an-option: answer "D" is not among the options A, B']
     # the task rules' one severity: a missing "cannot be determined" option is a warning at every door
     assert rows[t["e"]]["state"] == "valid"
-    f_reasons = rows[t["f"]]["reason"].split("; ")
+    f_reasons = rows[t["f"]]["reason"].split(" | ")
     assert [r.split(":")[0] for r in f_reasons] == ["position-outside-feed", "report-category-unknown"]
     assert "position 98 (video 99 as annotators count)" in f_reasons[0] and '"暴力"' in f_reasons[1]
     # the annotator reads the reasons in the task itself; a task without problems says nothing

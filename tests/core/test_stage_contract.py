@@ -21,6 +21,7 @@ from curation.media.normalise import normalise_media
 from curation.media.probe import probe_media
 from curation.media.scan import scan_media
 from curation.media.synthetic import register_synthetic
+from curation.qc.accept import accept_imported
 from curation.qc.funnel import qc_report
 from curation.qc.shortcut import filter_shortcuts
 from curation.qc.validate import validate_catalog
@@ -85,6 +86,7 @@ def test_every_stage_keeps_to_its_declared_tables(clustered_catalog, tmp_path):
     run_traced(cat, "release-build", lambda: build_release(cat, "1.0.0", release), seen)
     run_traced(cat, "release-export-livingscreen", lambda: export_livingscreen(cat, "1.0.0", tmp_path / "runner"), seen)
     run_traced(cat, "release-import-livingscreen", lambda: import_livingscreen(cat, tmp_path / "runner", "0.1.0"), seen)
+    run_traced(cat, "qc-accept-imported", lambda: accept_imported(cat, "0.1.0", "the same tasks, carried over"), seen)
     run_traced(cat, "release-env-feeds", lambda: export_env_feeds(cat, "1.0.0", tmp_path / "env"), seen)
     write_episode(tmp_path / "logs", "feature_analysis_1", "Which video shows snow?", [("answer", {"text": "A"})], 1.0)
     run_traced(cat, "grade", lambda: grade_logs(cat, [("m", tmp_path / "logs")], "1.0.0", tmp_path / "grades"), seen)

@@ -172,7 +172,7 @@ def test_blind_review_escalation_adjudication_and_a_revision_going_round_again(q
             row = owners[feed]
             answer(sessions[row["annotator"]], url, row["ls_task_id"], authoring_result(kinds[feed]))
         assert import_from_label_studio(cat, CONFIG.feeds)["new"] == 9
-        _, defects, _ = validate_catalog(cat, CONFIG.feeds)
+        defects = validate_catalog(cat, CONFIG.feeds).defects
         assert not [d for d in defects if d.severity == "error"]
         shortcut = filter_shortcuts(cat, CONFIG.qc.shortcut)
         assert (shortcut["passed"], shortcut["not_filtered"]) == (5, 4)  # L1 GUI tasks go on unjudged

@@ -67,6 +67,9 @@ def test_a_published_release_is_carried_forward_and_the_gate_holds(tmp_path):
     # a second acceptance changes nothing
     assert f"0 kept as inherited, {COUNT - 2} kept before" in _ok(
         curate("--catalog", db, "qc", "accept-imported", "1.0.0", "--reason", "again"))
+    funnel = _ok(curate("--catalog", db, "qc", "report", "--out", str(tmp_path / "qc.html")))
+    assert f"; {COUNT - 2} inherited from an imported release (not reviewed here)" in funnel
+    assert "<th>inherited</th>" in (tmp_path / "qc.html").read_text(encoding="utf-8")
     explained = _ok(curate("--catalog", db, "explain", "gui_report_3"))
     assert "inherited, not reviewed by this team: inherited from v1.0.0" in explained
 
@@ -114,7 +117,13 @@ def test_the_public_v1_release_carries_forward(tmp_path):
     """On the real public release: 499 tasks, 2 answer defects; one task broken by hand is refused."""
     db = str(tmp_path / "c.duckdb")
     _ok(curate("--catalog", db, "release", "import-livingscreen", str(V1), "--version", "1.0.0"))
-    assert curate("--catalog", db, "qc", "validate").returncode == 1
+    from_catalog = curate("--catalog", db, "qc", "validate", "--json")
+    from_files = curate("--catalog", db, "qc", "validate", "--json", "--livingscreen", str(V1))
+    assert from_catalog.returncode == from_files.returncode == 1
+    # one rule set: the release's files and the catalog's rows get the same findings, 2 of them errors
+    found = [sorted((d["task_id"], d["code"], d["severity"]) for d in json.loads(out.stdout))
+             for out in (from_catalog, from_files)]
+    assert found[0] == found[1] and sum(d[2] == "error" for d in found[0]) == 2
     assert "497 kept as inherited" in _ok(curate("--catalog", db, "qc", "accept-imported", "1.0.0", "--reason", "v1"))
     with duckdb.connect(db) as con:
         task = con.execute("SELECT task_id FROM tasks WHERE eval_type = 'label' ORDER BY task_id LIMIT 1").fetchone()[0]
