@@ -1,6 +1,6 @@
-"""The access gate in front of a real Label Studio: alice authors a task, carol reviews it blind.
-Through the gate carol cannot read, change or add to anything of alice's (Label Studio alone lets
-her read alice's answer), while her own work, logging in and the browser flow still go through,
+"""The access gate in front of a real Label Studio: ines authors a task, jules reviews it blind.
+Through the gate jules cannot read, change or add to anything of ines's (Label Studio alone lets
+her read ines's answer), while her own work, logging in and the browser flow still go through,
 and the admin's token passes everything."""
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from tests.qc.test_qc_labelstudio import LABEL, answer, authoring_result, choice
 
 pytestmark = pytest.mark.servers  # a real Label Studio / chromium
 
-PEOPLE = ["alice", "carol"]
+# people of their own: the session-wide server also holds the other tests' alice, bob and carol
+PEOPLE = ["ines", "jules"]
 
 
 @pytest.fixture(scope="module")
@@ -56,12 +57,12 @@ def scene(clustered_catalog_file, label_studio, tmp_path_factory):
             assert export_reviews(cat, PEOPLE, seed=1, media_root=label_studio["media"])["sent"] == 2
             for row in cat.rows("SELECT person, project_id, ls_task_id FROM qc_items WHERE purpose = 'review'"):
                 ids[row["person"]] |= {"review": row["project_id"], "review_task": row["ls_task_id"]}
-        alice = sessions["alice"]
-        draft = alice.post(f"{gate}/api/tasks/{ids['alice']['task']}/drafts",
+        ines = sessions["ines"]
+        draft = ines.post(f"{gate}/api/tasks/{ids['ines']['task']}/drafts",
                            json={"result": [choices("answer", "D")], "lead_time": 1.0})
-        view = alice.post(f"{gate}/api/dm/views/", json={"project": ids["alice"]["project"], "data": {"title": "mine"}})
+        view = ines.post(f"{gate}/api/dm/views/", json={"project": ids["ines"]["project"], "data": {"title": "mine"}})
         assert draft.status_code == view.status_code == 201, (draft.text, view.text)
-        ids["alice"] |= {"draft": draft.json()["id"], "view": view.json()["id"]}
+        ids["ines"] |= {"draft": draft.json()["id"], "view": view.json()["id"]}
         yield {"gate": gate, "url": label_studio["url"], "token": label_studio["token"], "ids": ids,
                "sessions": sessions, "catalog": path, "password": label_studio["annotator_password"]}
     finally:
@@ -76,10 +77,10 @@ def admin(token: str) -> requests.Session:
 
 
 def test_another_persons_objects_are_refused(scene):
-    gate, a, c = scene["gate"], scene["ids"]["alice"], scene["ids"]["carol"]
-    carol = scene["sessions"]["carol"]
-    # Label Studio alone shows carol the answer she is to review blind: the hole the gate closes
-    direct = login(scene["url"], "carol@annotators.local", scene["password"])
+    gate, a, c = scene["gate"], scene["ids"]["ines"], scene["ids"]["jules"]
+    jules = scene["sessions"]["jules"]
+    # Label Studio alone shows jules the answer she is to review blind: the hole the gate closes
+    direct = login(scene["url"], "jules@annotators.local", scene["password"])
     leaked = direct.get(f"{scene['url']}/api/annotations/{a['annotation']}/")
     assert leaked.status_code == 200 and leaked.json()["result"] == authoring_result(LABEL)
     assert direct.get(f"{scene['url']}/api/drafts/{a['draft']}/").status_code == 200
@@ -99,7 +100,7 @@ def test_another_persons_objects_are_refused(scene):
         ("GET", f"/api/tasks/?project={a['project']}", None),
         ("GET", f"/api/tasks/?view={a['view']}&project={c['review']}", None),  # an own project beside
         ("GET", f"/api/projects/{a['project']}/", None),
-        ("PATCH", f"/api/projects/{a['project']}/", {"title": "carol's now"}),
+        ("PATCH", f"/api/projects/{a['project']}/", {"title": "jules's now"}),
         ("GET", f"/api/projects/{a['project']}/export?exportType=JSON", None),
         ("GET", f"/api/projects/{a['project']}/summary/", None),
         ("GET", f"/api/projects/{a['project']}/next/", None),
@@ -110,7 +111,7 @@ def test_another_persons_objects_are_refused(scene):
         ("GET", f"/api/predictions/?task={a['task']}", None),
         ("GET", f"/api/users/{a['user']}/", None),
         ("GET", f"/api/organizations/{a['org']}/memberships", None),
-        # her own review task, with alice's draft named in the body (Label Studio would delete it)
+        # her own review task, with ines's draft named in the body (Label Studio would delete it)
         ("POST", f"/api/tasks/{c['review_task']}/annotations/", {"result": [], "draft_id": a["draft"]}),
         ("GET", f"/projects/{a['project']}/data/?task={a['task']}", None),  # the page, not only the API
         # not on the allow-list at all, even for her own project
@@ -121,20 +122,20 @@ def test_another_persons_objects_are_refused(scene):
         ("POST", f"/api/projects/{c['review']}/import", [{"data": {}}]),
         ("GET", "/admin/", None),
     ]
-    answered = {(m, p): carol.request(m, gate + p, json=body, allow_redirects=False).status_code
+    answered = {(m, p): jules.request(m, gate + p, json=body, allow_redirects=False).status_code
                 for m, p, body in attempts}
     passed = {k: v for k, v in answered.items() if v != 403}
     assert not passed, f"the gate let these through: {passed}"
 
-    # and nothing of alice's changed: her answer, her draft and her project are as she left them
+    # and nothing of ines's changed: her answer, her draft and her project are as she left them
     boss = admin(scene["token"])
     mine = boss.get(f"{gate}/api/annotations/{a['annotation']}/").json()
     assert mine["result"] == authoring_result(LABEL) and mine["completed_by"] == a["user"]
     assert boss.get(f"{gate}/api/drafts/{a['draft']}/").status_code == 200
-    assert [x["id"] for x in scene["sessions"]["alice"].get(
+    assert [x["id"] for x in scene["sessions"]["ines"].get(
         f"{gate}/api/tasks/{a['task']}/annotations/").json()] == [a["annotation"]]
     title = boss.get(f"{gate}/api/dm/project/?project={a['project']}").json()["title"]
-    assert title == "LivingScreen authoring · alice"
+    assert title == "LivingScreen authoring · ines"
 
 
 def raw(gate: str, method: str, target: str, cookie: str, body: bytes = b"", content_type: str = "") -> int:
@@ -150,8 +151,8 @@ def raw(gate: str, method: str, target: str, cookie: str, body: bytes = b"", con
 
 
 def test_paths_written_another_way_are_refused(scene):
-    gate, a, c = scene["gate"], scene["ids"]["alice"], scene["ids"]["carol"]
-    cookie = "; ".join(f"{k}={v}" for k, v in scene["sessions"]["carol"].cookies.items())
+    gate, a, c = scene["gate"], scene["ids"]["ines"], scene["ids"]["jules"]
+    cookie = "; ".join(f"{k}={v}" for k, v in scene["sessions"]["jules"].cookies.items())
     encoded = "".join(f"%{ord(d):02x}" for d in str(a["annotation"]))
     assert raw(gate, "GET", f"/api/annotations/{encoded}/", cookie) == 403  # Django decodes %xx before routing
     assert raw(gate, "GET", f"/api//annotations/{a['annotation']}/", cookie) == 400
@@ -169,26 +170,26 @@ def test_paths_written_another_way_are_refused(scene):
 
 
 def test_own_work_lists_login_and_the_admin_token(scene):
-    gate, url, c, a = scene["gate"], scene["url"], scene["ids"]["carol"], scene["ids"]["alice"]
-    carol = scene["sessions"]["carol"]
-    # her own projects, tasks and annotations; the review task does not carry alice's answer
-    projects = carol.get(f"{gate}/api/projects/").json()["results"]
+    gate, url, c, a = scene["gate"], scene["url"], scene["ids"]["jules"], scene["ids"]["ines"]
+    jules = scene["sessions"]["jules"]
+    # her own projects, tasks and annotations; the review task does not carry ines's answer
+    projects = jules.get(f"{gate}/api/projects/").json()["results"]
     assert sorted(p["id"] for p in projects) == sorted([c["project"], c["review"]])
-    task = carol.get(f"{gate}/api/tasks/{c['review_task']}/")
+    task = jules.get(f"{gate}/api/tasks/{c['review_task']}/")
     assert task.status_code == 200 and not {"answer", "eval_config", "options"} & set(task.json()["data"])
-    listed = carol.get(f"{gate}/api/tasks/?project={c['review']}").json()["tasks"]
+    listed = jules.get(f"{gate}/api/tasks/?project={c['review']}").json()["tasks"]
     assert [t["id"] for t in listed] == [c["review_task"]]
-    assert carol.get(f"{gate}/api/dm/views/?project={c['review']}").status_code == 200
-    export = carol.get(f"{gate}/api/projects/{c['project']}/export?exportType=JSON")
+    assert jules.get(f"{gate}/api/dm/views/?project={c['review']}").status_code == 200
+    export = jules.get(f"{gate}/api/projects/{c['project']}/export?exportType=JSON")
     assert export.status_code == 200 and [t["id"] for t in export.json()] == [c["task"]]
-    edited = carol.patch(f"{gate}/api/annotations/{c['annotation']}/",
+    edited = jules.patch(f"{gate}/api/annotations/{c['annotation']}/",
                          json={"result": authoring_result({**LABEL, "answer": "C"})})
     assert edited.status_code == 200 and choices("answer", "C") in edited.json()["result"]
     # people lists hold only her; Label Studio alone shows her the admin and her organization's owner too
-    assert [u["id"] for u in carol.get(f"{gate}/api/users/").json()] == [c["user"]]
-    assert len(login(url, "carol@annotators.local", scene["password"]).get(f"{url}/api/users/").json()) > 1
-    assert [o["id"] for o in carol.get(f"{gate}/api/organizations/").json()] == [c["org"]]
-    assert carol.get(f"{gate}/api/organizations/{c['org']}/memberships").status_code == 200
+    assert [u["id"] for u in jules.get(f"{gate}/api/users/").json()] == [c["user"]]
+    assert len(login(url, "jules@annotators.local", scene["password"]).get(f"{url}/api/users/").json()) > 1
+    assert [o["id"] for o in jules.get(f"{gate}/api/organizations/").json()] == [c["org"]]
+    assert jules.get(f"{gate}/api/organizations/{c['org']}/memberships").status_code == 200
 
     # nobody logged in: the API says so and pages send to the login form; a wrong password fails
     stranger = requests.Session()
@@ -197,11 +198,11 @@ def test_own_work_lists_login_and_the_admin_token(scene):
     assert page.status_code == 302 and page.headers["Location"].startswith("/user/login/")
     assert stranger.get(f"{gate}/user/login/").status_code == 200
     with pytest.raises(AssertionError, match="could not log in"):
-        login(gate, "carol@annotators.local", "not-her-password")
+        login(gate, "jules@annotators.local", "not-her-password")
     assert stranger.get(f"{gate}/api/annotations/{a['annotation']}/",
                         headers={"Authorization": "Token " + "0" * 40}).status_code == 401
 
-    # the admin's token passes everything, alice's answer included
+    # the admin's token passes everything, ines's answer included
     boss = admin(scene["token"])
     assert boss.get(f"{gate}/api/annotations/{a['annotation']}/").json()["result"] == authoring_result(LABEL)
     assert boss.get(f"{gate}/api/storages/?project={c['review']}").status_code == 200
@@ -217,17 +218,17 @@ def test_reviewer_labels_in_the_browser_through_the_gate(scene):
 
     if not CHROMIUM.exists():
         pytest.fail("Debian's chromium is not installed: `make test` installs it")
-    gate, c, a = scene["gate"], scene["ids"]["carol"], scene["ids"]["alice"]
+    gate, c, a = scene["gate"], scene["ids"]["jules"], scene["ids"]["ines"]
     refused: list[str] = []
     with sync_playwright() as pw:
         browser = launch_chromium(pw)
         page = browser.new_page(viewport={"width": 1400, "height": 1800})
         page.on("response", lambda r: refused.append(f"{r.request.method} {r.url}") if r.status == 403 else None)
-        log_in(page, gate, "carol@annotators.local", scene["password"])
+        log_in(page, gate, "jules@annotators.local", scene["password"])
         page.goto(f"{gate}/projects/")
         cards = page.locator(".lsf-project-card__title-text")
         expect(cards).to_have_count(2, timeout=SETTLE_MS)
-        assert sorted(cards.all_inner_texts()) == ["LivingScreen authoring · carol", "LivingScreen review · carol"]
+        assert sorted(cards.all_inner_texts()) == ["LivingScreen authoring · jules", "LivingScreen review · jules"]
 
         open_review(page, gate, c["review"], c["review_task"])
         expect(page.locator(".ls-task")).to_contain_text(LABEL["instruction"], timeout=SETTLE_MS)
@@ -237,7 +238,7 @@ def test_reviewer_labels_in_the_browser_through_the_gate(scene):
         # what the frontend asked for on the way and was refused: only Label Studio's ML-backend list
         assert all(re.search(r"/api/ml\b", r) for r in refused), refused
 
-        # alice's project page and her answer, from the same logged-in browser
+        # ines's project page and her answer, from the same logged-in browser
         other = page.goto(f"{gate}/projects/{a['project']}/data?task={a['task']}")
         assert other is not None and other.status == 403
         expect(page.get_by_text("Refused by the access gate")).to_be_visible()
@@ -245,4 +246,4 @@ def test_reviewer_labels_in_the_browser_through_the_gate(scene):
         browser.close()
     with Catalog(scene["catalog"]) as cat:
         counts = import_reviews(cat)
-    assert (counts["reviews"], counts["escalated"]) == (1, 1)  # hers differs from alice's B
+    assert (counts["reviews"], counts["escalated"]) == (1, 1)  # hers differs from ines's B
