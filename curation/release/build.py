@@ -32,7 +32,7 @@ from curation.release.card import data_path, render_card
 from curation.release.contents import CONFIGS, ReleaseContents, gather, released_task_rows, sha256_of, shipped_elements
 from curation.release.croissant import write_croissant
 from curation.release.health import HealthLimits, health_svg, health_table_markdown, health_violations, release_health
-from curation.release.manifest import write_manifest
+from curation.release.manifest import manifest_sha256, read_manifest, write_manifest
 from curation.release.semver import Version, check_bump
 from curation.tasks.record import from_runner
 from curation.tasks.rules import Defect, check_tasks, errors_by_task, reason_text
@@ -242,7 +242,7 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
     write_croissant(partial, settings, repo=repo)
     write_manifest(partial, body)
     partial.rename(folder)
-    manifest_sha = sha256_of(json.loads((folder / "manifest.json").read_text(encoding="utf-8")))
+    manifest_sha = manifest_sha256(read_manifest(folder))  # verify and publish check the folder against it
     if not recorded:
         catalog.insert("releases", {"version": str(target), "parent": parent, "origin": "built", "path": str(folder),
                                     "content_sha256": content_sha, "manifest_sha256": manifest_sha,
