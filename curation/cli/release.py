@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from curation.cli.base import app, config, open_catalog
+from curation.cli.base import app, catalog_path, config, open_catalog
 from curation.core.errors import UsageError
 
 release_app = typer.Typer(no_args_is_help=True, help="Versioned releases of the tasks.")
@@ -68,9 +68,14 @@ def release_verify(
         raise UsageError("--remote needs --repo ORG/NAME")
     if repo and not remote:
         raise UsageError("--repo is for --remote: without it the release folder is checked")
-    with open_catalog(read_only=True) as cat:
-        found = verify_remote(cat, version, repo, config().release, endpoint) if remote and repo \
-            else verify_local(cat, version, config().release)
+    if remote and repo:
+        with open_catalog(read_only=True) as cat:
+            found = verify_remote(cat, version, repo, config().release, endpoint)
+    elif catalog_path().exists():
+        with open_catalog(read_only=True) as cat:
+            found = verify_local(cat, version, config().release)
+    else:  # a downloaded release, no catalog here: its files against its manifest
+        found = verify_local(None, version, config().release)
     for line in found.problems:
         typer.echo(line)
     if found.problems:
@@ -81,8 +86,8 @@ def release_verify(
         typer.echo(f"{found.where}: every file matches the manifest; the catalog holds no manifest hash for "
                    f"v{found.version}, so the manifest itself is unchecked")
         return
-    typer.echo(f"{found.where}: every file ({found.files}) matches the manifest, and the manifest is the one "
-               f"recorded when v{found.version} was built" + (f" (commit {found.commit})" if found.commit else ""))
+    typer.echo(f"{found.where}: every file matches the manifest ({found.files} files), and the manifest is the "
+               f"one recorded when v{found.version} was built" + (f" (commit {found.commit})" if found.commit else ""))
 
 
 @release_app.command("publish")

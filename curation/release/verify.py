@@ -31,12 +31,14 @@ class Verdict:
     commit: str | None = None       # remote: the commit the tag points at
 
 
-def _record(catalog: Catalog, version: str) -> dict[str, str | None] | None:
+def _record(catalog: Catalog | None, version: str) -> dict[str, str | None] | None:
+    if catalog is None:  # a release checked where there is no catalog: against its manifest only
+        return None
     rows = catalog.rows("SELECT origin, path, manifest_sha256 FROM releases WHERE version = ?", [version])
     return rows[0] if rows else None
 
 
-def verify_local(catalog: Catalog, target: str, settings: ReleaseConfig) -> Verdict:
+def verify_local(catalog: Catalog | None, target: str, settings: ReleaseConfig) -> Verdict:
     """`target` is vX.Y.Z (its recorded folder, else `[release] dir`/vX.Y.Z) or a release folder."""
     if Path(target).is_dir():
         folder = Path(target)

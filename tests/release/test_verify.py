@@ -72,6 +72,11 @@ def test_a_data_file_changed_with_its_manifest_entry_is_caught(released):
         assert "1 differences from the release built as v1.0.0" in out.stderr
     out = curate("--catalog", db, "release", "verify", "v1.0.0", "--remote")
     assert out.returncode == 2 and "--remote needs --repo ORG/NAME" in out.stderr
+    # where there is no catalog (a downloaded release), the files are checked against the manifest, and
+    # the command says the manifest itself could not be
+    out = curate("--catalog", db + ".absent", "release", "verify", str(folder))
+    assert out.returncode == 0, out.stderr
+    assert "the catalog holds no manifest hash for v1.0.0, so the manifest itself is unchecked" in out.stdout
 
 
 def test_a_published_tag_is_checked_against_what_was_built(released, monkeypatch):
@@ -84,7 +89,8 @@ def test_a_published_tag_is_checked_against_what_was_built(released, monkeypatch
         out = curate(*check)
         assert out.returncode == 0, out.stderr
         commit = hub.repos[REPO]["tags"]["v1.0.0"]
-        assert f"{hub.url}/datasets/{REPO}@v1.0.0: every file (" in out.stdout and f"(commit {commit})" in out.stdout
+        assert f"{hub.url}/datasets/{REPO}@v1.0.0: every file matches the manifest (" in out.stdout
+        assert f"(commit {commit})" in out.stdout
         downloads = [r for r in hub.requests if r["method"] == "GET" and "/resolve/" in r["path"]]
         assert sorted(r["path"].split(f"/resolve/{commit}/")[1] for r in downloads) == sorted(
             [*(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())])
