@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from curation.cli.base import app, config, open_catalog
-from curation.core.errors import InputError
+from curation.cli.base import app, catalog_path, config, open_catalog
+from curation.core.errors import UsageError
 
 release_app = typer.Typer(no_args_is_help=True, help="Versioned releases of the tasks.")
 app.add_typer(release_app, name="release")
@@ -52,22 +52,42 @@ def release_build(
 
 
 @release_app.command("verify")
-def release_verify(version: Annotated[str, typer.Argument(help="vX.Y.Z, or a release folder.")]) -> None:
-    """Re-hash every file against the manifest; exit 1 naming what changed."""
-    from curation.release.manifest import verify
-    from curation.release.semver import Version
+def release_verify(
+    version: Annotated[str, typer.Argument(help="vX.Y.Z, or a release folder.")],
+    remote: Annotated[bool, typer.Option(help="Check the published tag vX.Y.Z at --repo instead of the folder.")]
+    = False,
+    repo: Annotated[str | None, typer.Option(help="The dataset repo, ORG/NAME (with --remote).")] = None,
+    endpoint: Annotated[str | None, typer.Option(help="The hub (default: HF_ENDPOINT, else [release] endpoint).")]
+    = None,
+) -> None:
+    """Re-hash every file against the manifest, and the manifest against the hash the catalog recorded
+    at build time; exit 1 naming what differs. --remote downloads the tag's files and checks those."""
+    from curation.release.verify import verify_local, verify_remote
 
-    folder = Path(version) if Path(version).is_dir() else Path(config().release.dir) / Version.parse(version).tag
-    if not folder.is_dir():
-        raise InputError(f"no release folder {folder}: `curate release list` shows the recorded releases "
-                         "(an imported release has no folder to verify)")
-    problems = verify(folder)
-    for line in problems:
+    if remote and not repo:
+        raise UsageError("--remote needs --repo ORG/NAME")
+    if repo and not remote:
+        raise UsageError("--repo is for --remote: without it the release folder is checked")
+    if remote and repo:
+        with open_catalog(read_only=True) as cat:
+            found = verify_remote(cat, version, repo, config().release, endpoint)
+    elif catalog_path().exists():
+        with open_catalog(read_only=True) as cat:
+            found = verify_local(cat, version, config().release)
+    else:  # a downloaded release, no catalog here: its files against its manifest
+        found = verify_local(None, version, config().release)
+    for line in found.problems:
         typer.echo(line)
-    if problems:
-        typer.echo(f"{folder}: {len(problems)} files differ from the manifest", err=True)
+    if found.problems:
+        typer.echo(f"{found.where}: {len(found.problems)} differences from the release built as v{found.version}",
+                   err=True)
         raise typer.Exit(1)
-    typer.echo(f"{folder}: every file matches the manifest")
+    if found.recorded is None:
+        typer.echo(f"{found.where}: every file matches the manifest; the catalog holds no manifest hash for "
+                   f"v{found.version}, so the manifest itself is unchecked")
+        return
+    typer.echo(f"{found.where}: every file matches the manifest ({found.files} files), and the manifest is the "
+               f"one recorded when v{found.version} was built" + (f" (commit {found.commit})" if found.commit else ""))
 
 
 @release_app.command("publish")
@@ -78,7 +98,8 @@ def release_publish(
     = None,
     dry_run: Annotated[bool, typer.Option(help="List every file and the tag; no network, no token needed.")] = False,
 ) -> None:
-    """Verify, create the dataset repo if missing, upload the folder in one commit, tag it vX.Y.Z."""
+    """Verify, create the dataset repo if missing, and make one commit that holds exactly the folder (files
+    of earlier versions that this one lacks are deleted in it); tag it vX.Y.Z."""
     from curation.release.publish import publish_release
 
     with open_catalog() as cat:
@@ -87,10 +108,13 @@ def release_publish(
         for name in plan.files:
             typer.echo(f"  {name}")
         typer.echo(f"would upload {len(plan.files)} files to {plan.endpoint}/datasets/{plan.repo} in one commit "
-                   f"and tag it {plan.tag}")
+                   f"that also deletes any other file there (but .gitattributes), and tag it {plan.tag}")
         return
-    typer.echo(f"published {plan.tag}: {len(plan.files)} files to {plan.endpoint}/datasets/{plan.repo}, "
-               f"commit {plan.commit}")
+    for name in plan.deleted:
+        typer.echo(f"  deleted {name}")
+    typer.echo(f"published {plan.tag}: {len(plan.files)} files to {plan.endpoint}/datasets/{plan.repo}"
+               + (f", {len(plan.deleted)} files of earlier versions deleted" if plan.deleted else "")
+               + f", commit {plan.commit}")
 
 
 @release_app.command("import-livingscreen")

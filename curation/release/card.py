@@ -1,15 +1,31 @@
 """The release's Hugging Face dataset card (`README.md`): YAML front matter that tells the Hub
-and `datasets` which parquet files make which config, then what the benchmark measures, its
-taxonomy and QC numbers, how to load and run it, its sources and their terms, how to cite."""
+and `datasets` which parquet files make which config, then the sections of the Hub's dataset
+card template, filled from the release itself: its tasks and an example row, what each field
+and check means, where the videos come from, and what QC ran on which tasks (`card_facts`: no
+check is claimed for a task that has no record of it)."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from typing import Any
 
 import yaml
 
+from curation import __version__
 from curation.core.config import ReleaseConfig
+from curation.release.card_facts import NOT_SEEN, SEEN, CardFacts
+from curation.release.card_text import (
+    DIRECT_USE,
+    FUNCS,
+    GLOSSARY,
+    LIMITATIONS,
+    OBTAIN,
+    OUT_OF_SCOPE,
+    PAPER_BIBTEX,
+    RECOMMENDATIONS,
+    sensitive,
+)
 from curation.release.contents import CONFIGS
 
 SPLIT = "test"
@@ -21,6 +37,7 @@ SOURCE_TERMS = {
     "Synthetic": "Synthetic: videos generated for this benchmark.",
 }
 PAPER = {"shortcut_retained": 0.743, "deleted_after_review": 0.142, "revised_after_review": 0.220}
+LICENCE_ANCHOR = "README.md#licence"
 
 
 def size_category(n: int) -> str:
@@ -35,8 +52,11 @@ def data_path(config: str) -> str:
 
 
 def front_matter(settings: ReleaseConfig, configs: list[str], n_tasks: int) -> dict[str, Any]:
+    licence: dict[str, Any] = {"license": settings.license}
+    if settings.license == "other":  # the Hub asks for a name and a link to the terms
+        licence |= {"license_name": settings.license_name, "license_link": settings.license_link or LICENCE_ANCHOR}
     return {
-        "pretty_name": settings.pretty_name, "license": settings.license, "language": list(settings.language),
+        "pretty_name": settings.pretty_name, **licence, "language": list(settings.language),
         "task_categories": list(settings.task_categories), "size_categories": [size_category(n_tasks)],
         "tags": list(settings.tags),
         "configs": [{"config_name": c, "data_files": [{"split": SPLIT, "path": data_path(c)}],
@@ -47,15 +67,73 @@ def _pct(value: float | None) -> str:
     return "–" if value is None else f"{value:.1%}"
 
 
+def _bullets(items: list[str]) -> list[str]:
+    return [f"- {item}" for item in items] + [""]
+
+
+def example_row(tasks: list[dict[str, Any]]) -> dict[str, Any]:
+    """The first multiple-choice task (else the first task), as `datasets` returns it."""
+    return next((t for t in tasks if t["eval_type"] == "label"), tasks[0])
+
+
+def qc_lines(facts: CardFacts | None, tasks: list[dict[str, Any]], total: dict[str, Any]) -> list[str]:
+    inherited = Counter(t["qc"]["inherited_from"] for t in tasks if t["qc"].get("inherited_from"))
+    reviewed = len(tasks) - sum(inherited.values())
+    lines = ["Every shipped task passes the task rules of the toolkit that built this release (checked when it "
+             "was built).", ""]
+    if facts is not None and facts.reviewed:
+        lines += [f"{facts.reviewed} tasks went through this team's QC review: {facts.blind_reviews} with a blind "
+                  f"review by a second annotator recorded in the catalog, {facts.group_decisions} decided by the "
+                  "group after an escalation.", ""]
+    elif facts is None and reviewed:
+        lines += [f"{reviewed} tasks went through this team's QC.", ""]
+    lines += [f"{n} tasks were inherited and kept as published, without a second review here ({why})." for why, n in
+              sorted(inherited.items())] + ([""] if inherited else [])
+    if facts is not None:
+        lines += shortcut_lines(facts)
+    lines += ["The QC funnel of every task the catalog holds (tasks that did not make it into a release "
+              "included):", "", "| step | tasks |", "|---|---|"]
+    lines += [f"| {step.replace('_', ' ')} | {total.get(step, 0)} |" for step in
+              ("authored", "imported", "valid", "shortcut_passed", "reviewed_ok", "escalated", "kept", "inherited",
+               "deleted", "revised")]
+    lines += ["", f"Kept by the shortcut filter: {_pct(total.get('shortcut_retained'))} (the paper: "
+              f"{PAPER['shortcut_retained']:.1%}); after review {_pct(total.get('deleted_after_review'))} deleted "
+              f"(paper {PAPER['deleted_after_review']:.1%}) and {_pct(total.get('revised_after_review'))} revised "
+              f"(paper {PAPER['revised_after_review']:.1%}).", ""]
+    return lines
+
+
+def shortcut_lines(facts: CardFacts) -> list[str]:
+    if not facts.judged:
+        return ["No shipped task has a shortcut-filter verdict on record: the metadata-only filter did not judge "
+                "this release's tasks (" + "; ".join(f"{n}: {why}" for why, n in sorted(facts.not_judged.items()))
+                + ").", ""]
+    lines = [f"Shortcut filter: {facts.judged} of the {facts.tasks} shipped tasks were judged by inspectors that saw "
+             f"only the {SEEN} ({NOT_SEEN})"
+             + (f"; {facts.videos_without_metadata} of the release's videos have no metadata, so they showed as "
+                "blanks" if facts.videos_without_metadata else "") + ". Per inspector, over those tasks:", "",
+             "| inspector | model | prompt | answered | of which right | abstained | no readable answer | "
+             "could not read the task |", "|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {i.name} | {i.model} | {', '.join(sorted(i.views))} | {i.decided} | {i.right} | {i.abstained} | "
+              f"{i.unreadable} | {i.not_seen} |" for i in sorted(facts.inspectors.values(), key=lambda i: i.name)]
+    lines += [""]
+    if facts.not_judged:
+        lines += ["Not judged by the filter: " + "; ".join(f"{n} tasks, {why}" for why, n in
+                                                           sorted(facts.not_judged.items())) + ".", ""]
+    return lines
+
+
 def render_card(settings: ReleaseConfig, version: str, repo: str | None, configs: list[str],
                 tasks: list[dict[str, Any]], videos: list[dict[str, Any]], qc: dict[str, Any],
-                parent: str | None, health: str | None = None) -> str:
+                parent: str | None, health: str | None = None, facts: CardFacts | None = None,
+                with_media: bool = False) -> str:
     meta = yaml.safe_dump(front_matter(settings, configs, len(tasks)), sort_keys=False, allow_unicode=True)
     by_sub = Counter((t["tier"], t["subcategory"]) for t in tasks)
     by_tier = Counter(t["tier"] for t in tasks)
     sources = Counter(v["source"] for v in videos)
-    total = qc.get("all", {})
     name = repo or "ORG/NAME"
+    people = len({t["author_id"] for t in tasks if t["author_id"]}), len({t["reviewer_id"] for t in tasks
+                                                                          if t["reviewer_id"]})
     lines = [f"---\n{meta}---", "", f"# {settings.pretty_name} v{version}", "",
              "Tasks for GUI agents on a short-video app whose screen keeps playing while the agent thinks "
              "(LivingScreen). Each task is an instruction over a feed of short videos, graded either by a "
@@ -65,48 +143,76 @@ def render_card(settings: ReleaseConfig, version: str, repo: str | None, configs
         lines += [f"This version follows v{parent}; `CHANGELOG.md` lists what changed."
                   + (f" The config `{configs[-1]}` holds only the tasks added since." if "_to_" in configs[-1] else ""),
                   ""]
-    lines += ["## Tasks", "", "| tier | config | sub-category | tasks |", "|---|---|---|---|"]
-    lines += [f"| {tier} | `{CONFIGS[tier]}` | {sub} | {n} |" for (tier, sub), n in sorted(by_sub.items())]
-    lines += ["", f"{len(tasks)} tasks in all (" + ", ".join(f"{t} {n}" for t, n in sorted(by_tier.items())) + f"), "
-              f"over {len(videos)} videos.", "", "## Quality control", ""]
-    inherited = Counter(t["qc"]["inherited_from"] for t in tasks if t["qc"].get("inherited_from"))
-    reviewed = len(tasks) - sum(inherited.values())
-    if reviewed:
-        lines += [f"{reviewed} tasks went through this team's QC: the task rules, a metadata-only shortcut filter "
-                  "and a blind review by a second annotator, with escalations decided by the group.", ""]
-    lines += [f"{n} tasks were inherited and kept as published, without a second review here ({why})." for why, n in
-              sorted(inherited.items())] + ([""] if inherited else [])
-    lines += ["Every shipped task passes the task rules of the toolkit that built this release.", "",
-              "| step | tasks |", "|---|---|"]
-    lines += [f"| {step.replace('_', ' ')} | {total.get(step, 0)} |" for step in
-              ("authored", "imported", "valid", "shortcut_passed", "reviewed_ok", "escalated", "kept", "inherited",
-               "deleted", "revised")]
-    lines += ["", f"Kept by the shortcut filter: {_pct(total.get('shortcut_retained'))} (the paper: "
-              f"{PAPER['shortcut_retained']:.1%}); after review {_pct(total.get('deleted_after_review'))} deleted "
-              f"(paper {PAPER['deleted_after_review']:.1%}) and {_pct(total.get('revised_after_review'))} revised "
-              f"(paper {PAPER['revised_after_review']:.1%}).", "",
-              *(["## Release health", "", "![Correct answer letters per tier](health.svg)", "", health, ""]
-                if health else []),
-              "## Load", "", "```python", "from datasets import load_dataset", "",
+    lines += ["## Dataset Details", "", "### Dataset Description", "",
+              f"{len(tasks)} tasks (" + ", ".join(f"{t} {n}" for t, n in sorted(by_tier.items())) + f") over "
+              f"{len(videos)} videos from {len(sources)} sources, in {len(configs)} configs; languages: "
+              f"{', '.join(settings.language)}.", "", "## Licence", "",
+              f"The annotations (instructions, options, answers, checks and the order of each feed) are released "
+              f"under {settings.annotations_license}. The videos and their metadata keep their sources' terms "
+              "(Source Data below)." + (f" Licence id on the Hub: `{settings.license}`"
+                                        + (f" (`{settings.license_name}`)." if settings.license == "other" else "."))
+              , "", "### Dataset Sources", "",
+              f"- Repository: {settings.homepage}", "- Paper: https://arxiv.org/abs/2606.04701", "",
+              "## Uses", "", "### Direct Use", "", *_bullets(DIRECT_USE),
+              "```python", "from datasets import load_dataset", "",
               f'tasks = load_dataset("{name}", "l2_cross_source_understanding",',
-              f'                     revision="v{version}", split="{SPLIT}")',
-              "```", "",
-              "Columns: `task_id`, `task_version`, `tier`, `subcategory`, `instruction`, `options`, `answer` "
-              "(label tasks), `eval_config` (JSON: the answer or the platform checks), `video_feed` (video ids "
-              "in order), `anchor_videos` and `distractor_videos` (the feed as built), `feed_runtime_s`, "
-              "`distractor_ratio`, `qc` (shortcut verdict and answers, review outcome, decision), and "
-              "`author_id` / `reviewer_id` (pseudonyms). `videos.parquet` holds each video's visible metadata "
-              "(caption, hashtags, author, counts), source, duration and media sha256; `feeds.parquet` every "
-              "feed version used.", "",
-              "## Run with the LivingScreen runner", "",
+              f'                     revision="v{version}", split="{SPLIT}")', "```", "",
               "`livingscreen/` holds `gui_action.json`, `cross_source_understanding.json` and "
               "`close_end_application.json` in the public runner's format; copy them where the runner reads "
               "its tasks and run `python main_threaded.py -t <category>`.", "",
-              "## Sources and terms", "", "| source | videos | terms |", "|---|---|---|"]
-    lines += [f"| {s} | {n} | {SOURCE_TERMS.get(s, 'see the source for its terms').split(': ', 1)[-1]} |"
-              for s, n in sorted(sources.items())]
-    lines += ["", "Video files are not included; the ids name them in their source datasets.", "",
-              "## Citation", "", "```bibtex",
-              settings.citation.strip() or "@misc{livingscreen,\n  title = {LivingScreen},\n"
-              f"  howpublished = {{{settings.homepage}}}\n}}", "```", ""]
+              "### Out-of-Scope Use", "", *_bullets(OUT_OF_SCOPE), "## Dataset Structure", "",
+              "| tier | config | sub-category | tasks |", "|---|---|---|---|"]
+    lines += [f"| {tier} | `{CONFIGS[tier]}` | {sub} | {n} |" for (tier, sub), n in sorted(by_sub.items())]
+    lines += ["", "Every config has one split, `test`; `all` holds every task. Columns: `task_id`, `task_version`, "
+              "`tier`, `subcategory`, `config`, `eval_type`, `instruction` (the question, without its options), "
+              "`options` (label and text), `answer` (the correct label; label tasks only), `eval_config` (JSON: "
+              "the answer, or the checks below), `runner_instruction` (the instruction as the runner shows it), "
+              "`feed_id` / `feed_version`, `video_feed` (video ids in the order the app shows them), "
+              "`anchor_videos` and `distractor_videos` (the feed as built), `feed_runtime_s`, `distractor_ratio`, "
+              "`qc` (shortcut verdict and answers, review outcome, group decision, and `inherited_from`), "
+              "`author_id` / `reviewer_id` (pseudonyms) and `content_sha256` (of the runner element).", "",
+              "Positions are 0-based: `video_ids: 1` in a check means the second video of `video_feed`. "
+              "A platform task's `eval_config` is a list of checks, all of which must hold:", "",
+              "| func | passes when |", "|---|---|"]
+    lines += [f"| `{func}` | {meaning} |" for func, meaning in FUNCS.items()]
+    lines += ["", "The runner compares the app's state with these checks after the episode; its code decides "
+              "edge cases (a video liked by mistake, say).", "",
+              "`videos.parquet` holds each video's visible metadata (caption, hashtags, author, counts), source, "
+              "duration and media sha256; `feeds.parquet` every feed version used. An example row of `all`:", "",
+              "```json", json.dumps(example_row(tasks), ensure_ascii=False, indent=2), "```", "",
+              "## Dataset Creation", "", "### Curation Rationale", "",
+              "Video QA benchmarks hand a model the video; GUI benchmarks show a still screen. On a short-video "
+              "app the screen moves on its own and the agent chooses what to watch, so these tasks need both: "
+              "finding, watching and acting on videos inside a realistic feed.", "",
+              "### Source Data", "", "#### Data Collection and Processing", "",
+              "Videos and their metadata come from public research data sets; keyword sets were clustered, and "
+              "each feed joins one anchor cluster with unrelated distractor videos (50% to 200% as many), "
+              "shuffled; authors could reorder, remove or swap videos so that the feed supports their question.",
+              "", "#### Who are the source data producers?", "",
+              "The uploaders of the videos on Chinese short-video platforms, as collected by the source data sets:",
+              "", "| source | videos | terms | how to obtain the videos |", "|---|---|---|---|"]
+    lines += [f"| {s} | {n} | {SOURCE_TERMS.get(s, 'see the source for its terms').split(': ', 1)[-1]} | "
+              f"{OBTAIN.get(s, 'see the source')} |" for s, n in sorted(sources.items())]
+    lines += ["", "A video id is `<source>/<native id>`; the native id names the video in its source. "
+              + ("This release includes the normalised video files under `media/`, named by video id."
+                 if with_media else "Video files are not included in this release."), "",
+              "### Annotations", "", "#### Annotation process", "",
+              *qc_lines(facts, tasks, qc.get("all", {})),
+              *(["Release health:", "", "![Correct answer letters per tier](health.svg)", "", health, ""]
+                if health else []),
+              "#### Who are the annotators?", "",
+              f"{people[0]} task authors and {people[1]} reviewers, named here only by stable pseudonyms.", "",
+              "#### Personal and Sensitive Information", "",
+              *_bullets(sensitive(set(sources), {t["subcategory"] for t in tasks})),
+              "## Bias, Risks, and Limitations", "", *_bullets(LIMITATIONS),
+              "### Recommendations", "", *_bullets(RECOMMENDATIONS),
+              "## Citation", "", "```bibtex", settings.citation.strip() or PAPER_BIBTEX, "```", "",
+              "## Glossary", "", *_bullets([f"**{k}**: {v}" for k, v in GLOSSARY.items()]),
+              "## More Information", "",
+              "`CHANGELOG.md` lists what changed against the parent release; `manifest.json` the sha256 of every "
+              "file; `croissant.json` the Croissant metadata; `health.json` the release health.", "",
+              "## Dataset Card Authors", "",
+              f"Written by the LivingScreen curation toolkit {__version__} from its catalog, for the maintainers "
+              f"at {settings.homepage}.", "", "## Dataset Card Contact", "",
+              f"Issues at {settings.homepage}.", ""]
     return "\n".join(lines)

@@ -1,7 +1,12 @@
 """`curate release publish`: a verified release folder to a Hugging Face dataset repo in one
 commit, tagged `vX.Y.Z`. The token comes from `HF_TOKEN` only; the hub from `--endpoint`, else
 `HF_ENDPOINT`, else `[release] endpoint`. An existing tag is never moved: publishing the same
-version twice is refused before anything is uploaded."""
+version twice is refused before anything is uploaded.
+
+A tag is its folder: the commit adds every file of the release and deletes, in the same commit,
+every file the repo holds that the release does not (an earlier version's delta config, say),
+but the hub's own `.gitattributes`. The folder must match its manifest and the manifest the
+catalog recorded at build time."""
 
 from __future__ import annotations
 
@@ -16,7 +21,7 @@ from curation.core.catalog import now
 from curation.core.config import ReleaseConfig, secret
 from curation.core.errors import AnnotationError, InputError, UsageError
 from curation.core.stage import RunResult, StageRun, stage
-from curation.release.manifest import hash_tree, verify
+from curation.release.manifest import MANIFEST, hash_tree, verify
 from curation.release.semver import Version
 
 
@@ -30,7 +35,25 @@ class PublishPlan(RunResult):
     repo: str = ""
     tag: str = ""
     files: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)  # at the repo before, not in this release
     commit: str | None = None
+
+
+# the hub's own file, written when the repo is created: it tells git clients which files are LFS
+HUB_FILES = frozenset({".gitattributes"})
+
+
+def recorded_manifest(run: StageRun, version: Version) -> str | None:
+    """The manifest hash the catalog recorded when this version was built here (None: not built here)."""
+    return run.db.scalar("SELECT manifest_sha256 FROM releases WHERE version = ? AND origin = 'built'",
+                         [str(version)]) if run.db is not None else None
+
+
+def check_folder(folder: Path, recorded: str | None) -> None:
+    problems = verify(folder, recorded)
+    if problems:
+        raise InputError(f"{folder} does not match its manifest: " + "; ".join(problems[:5])
+                         + (f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""))
 
 
 def release_folder(run: StageRun, version: Version, settings: ReleaseConfig) -> Path:
@@ -50,15 +73,20 @@ def release_folder(run: StageRun, version: Version, settings: ReleaseConfig) -> 
 @contextmanager
 def hub_online() -> Iterator[None]:
     """The toolkit keeps the hub offline (`HF_HUB_OFFLINE=1`: models load from their packages);
-    publishing is the one step that talks to a hub, the one the user named, and only for its calls."""
+    publishing and remote verification talk to a hub, the one the user named, and only for their calls.
+
+    Large files go by the Git LFS protocol (batch, PUT, verify), not Xet, even where `hf_xet` is
+    installed: the Hub accepts both, a release is a few megabytes, and LFS is the protocol the
+    toolkit's tests check byte for byte (and `upload_folder` under Xet may split a folder into
+    several commits, where a release must be one)."""
     from huggingface_hub import constants
 
-    before = constants.HF_HUB_OFFLINE
-    constants.HF_HUB_OFFLINE = False
+    before = constants.HF_HUB_OFFLINE, constants.HF_HUB_DISABLE_XET
+    constants.HF_HUB_OFFLINE, constants.HF_HUB_DISABLE_XET = False, True
     try:
         yield
     finally:
-        constants.HF_HUB_OFFLINE = before
+        constants.HF_HUB_OFFLINE, constants.HF_HUB_DISABLE_XET = before
 
 
 def _hub(step: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -66,14 +94,16 @@ def _hub(step: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
 
     try:
         return fn(*args, **kwargs)
-    except HfHubHTTPError as exc:
-        status = exc.response.status_code if exc.response is not None else "?"
-        raise HubError(f"the hub refused {step}: HTTP {status}") from None
-    except OSError as exc:
-        raise HubError(f"the hub did not answer {step} ({type(exc).__name__})") from None
-    except Exception as exc:  # httpx transport errors are not OSErrors
-        if type(exc).__module__.startswith(("httpx", "requests")):
-            raise HubError(f"the hub did not answer {step} ({type(exc).__name__})") from None
+    except Exception as outer:
+        # an LFS upload's error arrives wrapped in a RuntimeError naming the file: look inside
+        exc: BaseException | None = outer
+        while exc is not None:
+            if isinstance(exc, HfHubHTTPError):
+                status = exc.response.status_code if exc.response is not None else "?"
+                raise HubError(f"the hub refused {step}: HTTP {status}") from None
+            if isinstance(exc, OSError) or type(exc).__module__.startswith(("httpx", "requests")):
+                raise HubError(f"the hub did not answer {step} ({type(exc).__name__})") from None
+            exc = exc.__cause__
         raise
 
 
@@ -86,17 +116,15 @@ def publish_release(run: StageRun, version: str, repo: str, settings: ReleaseCon
     if repo.count("/") != 1 or not all(repo.split("/")):
         raise UsageError(f"--repo {repo!r}: write ORG/NAME")
     folder = release_folder(run, target, settings)
-    problems = verify(folder)
-    if problems:
-        raise InputError(f"{folder} does not match its manifest: " + "; ".join(problems[:5])
-                         + (f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""))
+    check_folder(folder, recorded_manifest(run, target))
     hub = (endpoint or os.environ.get("HF_ENDPOINT") or settings.endpoint).rstrip("/")
     plan = PublishPlan(run.counts, endpoint=hub, repo=repo, tag=target.tag,
-                       files=sorted([*hash_tree(folder), "manifest.json"]))
+                       files=sorted([*hash_tree(folder), MANIFEST]))
     run.params.update(version=str(target), repo=repo, endpoint=hub, files=len(plan.files))
     if run.run_id is None:  # a dry run: the plan, no network
         return plan
-    from huggingface_hub import HfApi
+    from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
+    from huggingface_hub.hf_api import RepoFile
 
     api = HfApi(endpoint=hub, token=secret("HF_TOKEN", "the Hugging Face token"))
     with hub_online():
@@ -104,8 +132,15 @@ def publish_release(run: StageRun, version: str, repo: str, settings: ReleaseCon
         refs = _hub(f"listing the tags of {repo}", api.list_repo_refs, repo, repo_type="dataset")
         if target.tag in {t.name for t in refs.tags}:
             raise UsageError(f"{repo} already has the tag {target.tag}: a published version is never replaced")
-        commit = _hub(f"the commit of {folder}", api.upload_folder, repo_id=repo, folder_path=str(folder),
-                      repo_type="dataset", commit_message=f"Release {target.tag}")
+        head = next((b.target_commit for b in refs.branches if b.name == "main"), None)
+        remote = [f.path for f in _hub(f"listing the files of {repo}", lambda: list(api.list_repo_tree(
+            repo, recursive=True, revision=head, repo_type="dataset"))) if isinstance(f, RepoFile)] if head else []
+        plan.deleted = sorted(set(remote) - set(plan.files) - HUB_FILES)
+        operations = [*(CommitOperationDelete(path_in_repo=p) for p in plan.deleted),
+                      *(CommitOperationAdd(path_in_repo=p, path_or_fileobj=str(folder / p)) for p in plan.files)]
+        # parent_commit: the deletions were worked out against this head; a commit since is refused
+        commit = _hub(f"the commit of {folder}", api.create_commit, repo, operations, repo_type="dataset",
+                      commit_message=f"Release {target.tag}", parent_commit=head)
         _hub(f"the tag {target.tag}", api.create_tag, repo, tag=target.tag, revision=commit.oid,
              repo_type="dataset", tag_message=f"LivingScreen tasks {target.tag}")
     plan.commit = commit.oid
@@ -113,5 +148,5 @@ def publish_release(run: StageRun, version: str, repo: str, settings: ReleaseCon
                        [str(target), hub, repo])
     run.db.insert("publications", {"version": str(target), "endpoint": hub, "repo": repo, "tag": target.tag,
                                    "commit_oid": commit.oid, "run_id": run.run_id, "published_at": now()})
-    run.counts.update(files=len(plan.files), published=1)
+    run.counts.update(files=len(plan.files), deleted=len(plan.deleted), published=1)
     return plan
