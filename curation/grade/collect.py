@@ -86,8 +86,9 @@ def release_tasks(run: StageRun, version: str) -> dict[str, dict[str, Any]]:
         reasons = [f"{d.code}: {d.message}" for d in check_task(record, ctx) if d.severity == ERROR]
         task_version, state = states.get(task_id, (None, None))
         if task_version is not None and state not in RELEASED_STATES:
+            hint = "; `curate qc accept-imported` carries an imported release forward" if state == "imported" else ""
             reasons.append(f"v{task_version} is {state or 'in no state'} in the catalog, not released "
-                           f"({' or '.join(RELEASED_STATES)})")
+                           f"({' or '.join(RELEASED_STATES)}){hint}")
         task["defective"] = "; ".join(reasons)
     return tasks
 
