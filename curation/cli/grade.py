@@ -133,7 +133,8 @@ def rewards_build(
         c = build_rewards(cat, paired(logs, model), str(target), folder, config().media)
     typer.echo(f"{c['logs']:,} episodes: {c['records']:,} records in {folder}/rewards.jsonl; "
                + ", ".join(f"{k} {v:,}" for k, v in c.counts.items() if k[:2] in ("L1", "L2", "L3"))
-               + f"; {c.counts.get('rejected', 0):,} rejected")
+               + f"; {c.counts.get('rejected', 0):,} rejected; {c.counts.get('defective skipped', 0):,} of defective "
+               "tasks skipped")
 
 
 @audit_app.command("export")
