@@ -46,10 +46,14 @@ def grade_command(
     release: Annotated[str, typer.Option(help="The release the episodes ran, vX.Y.Z.")],
     model: Annotated[list[str] | None, typer.Option(help="The model of each logs folder, in order (repeatable).")]
     = None,
-    out: Annotated[Path | None, typer.Option(help="Folder for episodes.parquet/.csv and summary.json.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Folder for episodes.parquet/.csv, summary.json and grade.html "
+                                                  "(default build/grade/vX.Y.Z).")] = None,
+    include_defective: Annotated[bool, typer.Option(
+        "--include-defective", help="Count episodes of defective tasks in SR (they are flagged either way).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
-    """SR, NS, WR, progress and observation buckets per episode; a summary per tier, sub-category and model."""
+    """SR, NS, WR, progress and observation buckets per episode; coverage and a summary per tier, sub-category
+    and model. Exits 1 when no episode could be graded."""
     from curation.grade.grade import grade_logs
     from curation.grade.report import grade_page
     from curation.release.semver import Version
@@ -58,26 +62,49 @@ def grade_command(
     target = Version.parse(release)
     folder = (out or Path(config().grade.dir) / target.tag).resolve()
     with open_catalog() as cat:
-        result = grade_logs(cat, paired(logs, model), str(target), folder)
+        result = grade_logs(cat, paired(logs, model), str(target), folder, include_defective)
         audit = audit_rates(cat, str(target))
-    page = write(Path(config().reports.dir) / "grade.html", grade_page(result.summary, audit))
+    # beside the run's own files, so that grading another release or logs folder does not overwrite it
+    page = write(folder / "grade.html", grade_page(result.summary, audit))
     if as_json:
         typer.echo(json.dumps(result.summary, ensure_ascii=False, indent=2))
-        return
-    typer.echo(f"{result['logs']:,} episode logs: {result['graded']:,} graded, {result['rejected']:,} rejected")
-    for r in result.summary["rejected"][:10]:
+    else:
+        _print_summary(result, folder, page)
+    if not result["graded"]:
+        typer.echo(f"nothing graded: {result['rejected']:,} logs rejected, {result['crashed']:,} task folders "
+                   f"without a log (is {target.tag} the release these episodes ran?)", err=True)
+        raise typer.Exit(1)
+
+
+def _print_summary(result: Any, folder: Path, page: Path) -> None:
+    summary = result.summary
+    typer.echo(f"{result['logs']:,} episode logs: {result['graded']:,} graded, {result['rejected']:,} rejected; "
+               f"{result['crashed']:,} crashed (a task folder without a log)")
+    for r in summary["rejected"][:10]:
         typer.echo(f"  rejected {r['log']}: {r['reason']}")
-    for g in result.summary["per_tier"]:
+    for c in summary["coverage"]:
+        typer.echo(f"  {c['model']} {c['tier']}: {c['attempted']}/{c['tasks']} tasks attempted, {c['graded']} graded, "
+                   f"{c['crashed']} crashed, {c['rejected']} rejected, {c['missing']} missing; SR over attempted "
+                   f"{_pct(c['sr_attempted'])}, over graded {_pct(c['sr_graded'])}")
+    if summary["defective_tasks"]:
+        typer.echo(f"  {len(summary['defective_tasks'])} defective tasks "
+                   f"{'counted' if summary['defective_included'] else 'left out of SR (--include-defective)'}, e.g. "
+                   f"{summary['defective_tasks'][0]['task_id']}: {summary['defective_tasks'][0]['reasons']}")
+    for g in summary["per_tier"]:
         typer.echo(f"  {g['model']} {g['tier']}: {g['episodes']} episode{'s' if g['episodes'] != 1 else ''}, "
-                   f"SR {g['sr']:.1%}, NS {g['ns']}, WR " + (f"{g['wr']:.1%}" if g["wr"] is not None else "–"))
-    if result.summary["durations_unknown"]:
+                   f"SR {_pct(g['sr'])}, NS {g['ns']}, WR {_pct(g['wr'])}")
+    if summary["durations_unknown"]:
         typer.echo(f"  WR and the observation buckets need every feed video's duration; the catalog lacks some "
-                   f"(e.g. {', '.join(result.summary['durations_unknown'][:3])}): ingest their source or run "
+                   f"(e.g. {', '.join(summary['durations_unknown'][:3])}): ingest their source or run "
                    "`curate media probe`")
-    for key in ("answered_differently", "index0_disagreements", "state_disagreements"):
-        if result.summary[key]:
-            typer.echo(f"  {key.replace('_', ' ')}: {', '.join(result.summary[key])}")
+    for key in ("answered_differently", "index0_disagreements", "state_disagreements", "state_unknown"):
+        if summary[key]:
+            typer.echo(f"  {key.replace('_', ' ')}: {', '.join(summary[key])}")
     typer.echo(f"  episodes: {folder}/episodes.parquet (.csv), summary.json\n  report: {page}")
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1%}"
 
 
 def audit_rates(cat: Any, release: str) -> list[dict[str, Any]]:
@@ -106,7 +133,8 @@ def rewards_build(
         c = build_rewards(cat, paired(logs, model), str(target), folder, config().media)
     typer.echo(f"{c['logs']:,} episodes: {c['records']:,} records in {folder}/rewards.jsonl; "
                + ", ".join(f"{k} {v:,}" for k, v in c.counts.items() if k[:2] in ("L1", "L2", "L3"))
-               + f"; {c.counts.get('rejected', 0):,} rejected")
+               + f"; {c.counts.get('rejected', 0):,} rejected; {c.counts.get('defective skipped', 0):,} of defective "
+               "tasks skipped")
 
 
 @audit_app.command("export")
@@ -140,7 +168,8 @@ def audit_import(release: Annotated[str, typer.Option(help="The graded release, 
         c = import_audit(cat)
         rates = audit_rates(cat, target)
         rows = cat.rows("SELECT * FROM episode_grades WHERE release = ?", [target])
-    page = write(Path(config().reports.dir) / "grade.html", grade_page(summary_of(rows, target), rates))
+    page = write(Path(config().grade.dir).resolve() / Version.parse(target).tag / "grade.html",
+                 grade_page(summary_of(rows, target), rates))
     typer.echo(f"{c['audited']:,} trajectories audited, {c['waiting']:,} waiting")
     for r in rates:
         typer.echo(f"  {r['model']}: {r['trajectories']} trajectories, under-observed {r['under']:.1%}, "

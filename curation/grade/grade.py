@@ -2,8 +2,13 @@
 against a recorded release, one row per (model, task) in `episode_grades`, written out as
 Parquet and CSV with a summary per tier, sub-category and model.
 
-A log that cannot be graded (unreadable, or a task the release does not hold) goes to
-`rejects` with its reason; logs read = graded + rejected.
+A log that cannot be graded (unreadable, a task the release does not hold, a second log of a
+task, another instruction) goes to `rejects` with its reason; logs read = graded + rejected
+(`collect.py`). The summary's coverage says, per model and tier, how many release tasks were
+attempted (a folder), graded, crashed (a folder without a log), rejected and missing, with SR
+over every attempted task (a crash or a reject counts as a failure, as in the runner's
+all-tasks average) beside SR over the graded episodes. Episodes of defective tasks carry the
+reasons in `defective` and are left out of every summary figure unless `include_defective`.
 """
 
 from __future__ import annotations
@@ -19,24 +24,19 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from curation.core.errors import InputError, UsageError
+from curation.core.errors import UsageError
 from curation.core.stage import RunResult, StageRun, stage
 from curation.corpus.visible import video_durations
-from curation.grade.episodes import EpisodeError, find_logs, read_episode
+from curation.grade.collect import STATUSES, collect, release_tasks
 from curation.grade.metrics import BUCKETS, grade_episode
-from curation.release.livingscreen import runnable_elements
 from curation.release.semver import Version
 from curation.tasks.runner_format import subcategory_of
 
 EPISODE_COLUMNS = ("release", "model", "task_id", "log_path", "tier", "subcategory", "eval_type", "sr", "sr_from",
                    "public_sr", "logged_result", "ns", "invalid_calls", "watch_s", "runtime_s", "wr", "progress",
                    "answer", "answered_differently", "state_disagrees", "index0_disagrees", "watched", "buckets",
-                   "steps")
-
-
-def release_tasks(run: StageRun, version: str) -> dict[str, dict[str, Any]]:
-    """The release's runnable tasks by id."""
-    return {t["task_id"]: t for t in runnable_elements(run.db, version)}
+                   "steps", "state_unknown", "defective")
+STORED = EPISODE_COLUMNS[:-2]  # episode_grades has no column for the last two yet: they are in the files
 
 
 def _mean(values: list[float | None]) -> float | None:
@@ -59,14 +59,38 @@ def summarise(rows: list[dict[str, Any]], by: tuple[str, ...]) -> list[dict[str,
     return out
 
 
-def summary_of(rows: list[dict[str, Any]], release: str) -> dict[str, Any]:
-    """Per tier, sub-category and model; the L2/L3 observation buckets per model; the episodes to look at."""
-    return {"release": release, "per_tier": summarise(rows, ("model", "tier")),
-            "per_subcategory": summarise(rows, ("model", "tier", "subcategory")),
-            "observed_l2_l3": summarise([r for r in rows if r["tier"] in ("L2", "L3")], ("model",)),
+def summary_of(rows: list[dict[str, Any]], release: str, include_defective: bool = False) -> dict[str, Any]:
+    """Per tier, sub-category and model; the L2/L3 observation buckets per model; the episodes to look at.
+    Episodes of defective tasks count only with `include_defective`; they are listed either way."""
+    counted = [r for r in rows if include_defective or not r.get("defective")]
+    return {"release": release, "per_tier": summarise(counted, ("model", "tier")),
+            "per_subcategory": summarise(counted, ("model", "tier", "subcategory")),
+            "observed_l2_l3": summarise([r for r in counted if r["tier"] in ("L2", "L3")], ("model",)),
             "answered_differently": [f"{r['model']}/{r['task_id']}" for r in rows if r["answered_differently"]],
             "index0_disagreements": [f"{r['model']}/{r['task_id']}" for r in rows if r["index0_disagrees"]],
-            "state_disagreements": [f"{r['model']}/{r['task_id']}" for r in rows if r["state_disagrees"]]}
+            "state_disagreements": [f"{r['model']}/{r['task_id']}" for r in rows if r["state_disagrees"]],
+            "state_unknown": [f"{r['model']}/{r['task_id']}: {r['state_unknown']}" for r in rows
+                              if r.get("state_unknown")],
+            "defective_included": include_defective}
+
+
+def coverage_of(coverage: list[dict[str, Any]], rows: list[dict[str, Any]], include_defective: bool
+                ) -> list[dict[str, Any]]:
+    """Per model and tier: release tasks by status, SR over every attempted task and over graded ones."""
+    sr = {(r["model"], r["task_id"]): r["sr"] for r in rows}
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for item in coverage:
+        if include_defective or not item["defective"]:
+            groups[(item["model"], item["tier"])].append(item)
+    out = []
+    for (model, tier), items in sorted(groups.items()):
+        counts = {s: sum(i["status"] == s for i in items) for s in STATUSES}
+        attempted = len(items) - counts["missing"]
+        graded = [sr[(model, i["task_id"])] or 0.0 for i in items if i["status"] == "graded"]
+        out.append({"model": model, "tier": tier, "tasks": len(items), "attempted": attempted, **counts,
+                    "sr_attempted": round(sum(graded) / attempted, 4) if attempted else None,
+                    "sr_graded": round(mean(graded), 4) if graded else None})
+    return out
 
 
 @dataclass
@@ -82,54 +106,42 @@ def _check(logs: list[tuple[str, Path]], *_: Any, **__: Any) -> None:
 
 
 @stage("grade", command="curate grade LOGS_DIR --release vX.Y.Z [--model NAME]", batched=False, check=_check,
-       reads=("releases", "release_tasks", "videos", "episode_grades"), writes=("episode_grades", "rejects",
-                                                                             "grade files"),
-       summary="the runner's episode logs graded: SR, NS, WR, progress, observation buckets; per tier and model")
-def grade_logs(run: StageRun, logs: list[tuple[str, Path]], version: str, out: Path) -> GradeResult:
+       reads=("releases", "release_tasks", "task_transitions", "videos", "episode_grades"),
+       writes=("episode_grades", "rejects", "grade files"),
+       summary="the runner's episode logs graded: SR, NS, WR, progress, observation buckets, coverage; "
+       "per tier and model")
+def grade_logs(run: StageRun, logs: list[tuple[str, Path]], version: str, out: Path,
+               include_defective: bool = False) -> GradeResult:
     catalog = run.db
     target = str(Version.parse(version))
     tasks = release_tasks(run, target)
     durations = video_durations(catalog, sorted({v for t in tasks.values() for v in t["video_feed"]}))
-    run.params.update(release=target, models=[m for m, _ in logs], logs=[str(d) for _, d in logs], out=str(out))
-    run.counts.update(logs=0, graded=0, rejected=0)
+    run.params.update(release=target, models=[m for m, _ in logs], logs=[str(d) for _, d in logs], out=str(out),
+                      include_defective=include_defective)
+    found = collect(run, logs, tasks, target, "grading")
     rows: list[dict[str, Any]] = []
-    rejected: list[dict[str, str]] = []
-    for model, folder in logs:
-        found = find_logs(folder)
-        if not found:
-            raise InputError(f"{folder} holds no episode logs (<task_id>/log.json): give the folder the runner "
-                             "wrote, e.g. logs/<model>/<category>")
-        graded: dict[str, Path] = {}
-        for log in run.progress(found, f"grading {model}"):
-            run.counts["logs"] += 1
-            try:
-                episode = read_episode(log)
-                task = tasks.get(episode.task_id)
-                if task is None:
-                    raise EpisodeError(f"{log}: task {episode.task_id} is not in release {target}")
-                if episode.task_id in graded:
-                    raise EpisodeError(f"{log}: a second log of {episode.task_id} for {model} "
-                                       f"(the first: {graded[episode.task_id]})")
-            except EpisodeError as exc:
-                run.reject(source=model, raw_ref=str(log), reason=str(exc), raw=b"",
-                           record_id=f"{model}/{log.parent.name}")
-                run.counts["rejected"] += 1
-                rejected.append({"model": model, "log": str(log), "reason": str(exc).removeprefix(f"{log}: ")})
-                continue
-            graded[episode.task_id] = log
-            run.clear_rejects(record_id=f"{model}/{log.parent.name}")
-            grade = grade_episode(episode, task, [durations.get(v) for v in task["video_feed"]])
-            fields = asdict(grade)
-            rows.append({"release": target, "model": model, "task_id": episode.task_id, "log_path": str(log),
-                         "tier": task["tier"], "subcategory": subcategory_of(episode.task_id),
-                         "eval_type": task["eval_type"], "logged_result": episode.result,
-                         "steps": len(episode.steps), **{k: fields[k] for k in EPISODE_COLUMNS if k in fields}})
-            run.counts["graded"] += 1
+    for item in found.played:
+        episode, task = item.episode, item.task
+        grade = grade_episode(episode, task, [durations.get(v) for v in task["video_feed"]])
+        fields = asdict(grade)
+        rows.append({"release": target, "model": item.model, "task_id": episode.task_id, "log_path": str(item.log),
+                     "tier": task["tier"], "subcategory": subcategory_of(episode.task_id),
+                     "eval_type": task["eval_type"], "logged_result": episode.result, "steps": len(episode.steps),
+                     "defective": task["defective"] or None,
+                     **{k: fields[k] for k in EPISODE_COLUMNS if k in fields}})
+    crashed = sum(c["status"] == "crashed" for c in found.coverage)
+    run.counts.update(logs=found.logs, graded=len(rows), rejected=len(found.rejected), crashed=crashed,
+                      defective=sum(bool(r["defective"]) for r in rows))
     catalog.con.execute("DELETE FROM episode_grades WHERE release = ? AND list_contains(?, model)",
                         [target, [m for m, _ in logs]])
     for row in rows:
-        catalog.insert("episode_grades", {**row, "run_id": run.run_id})
-    summary = {**summary_of(rows, target), "rejected": rejected,
+        catalog.insert("episode_grades", {**{k: row[k] for k in STORED}, "run_id": run.run_id})
+    defective = sorted({(t, task["defective"]) for t, task in tasks.items() if task["defective"]})
+    summary = {**summary_of(rows, target, include_defective),
+               "coverage": coverage_of(found.coverage, rows, include_defective),
+               "crashed": [f"{c['model']}/{c['task_id']}" for c in found.coverage if c["status"] == "crashed"],
+               "rejected": found.rejected,
+               "defective_tasks": [{"task_id": t, "reasons": why} for t, why in defective],
                "durations_unknown": sorted({v for t in tasks.values() for v in t["video_feed"]
                                             if not durations.get(v)})[:20]}
     write_outputs(rows, summary, out)
@@ -145,7 +157,8 @@ def write_outputs(rows: list[dict[str, Any]], summary: dict[str, Any], out: Path
         ("ns", pa.int32()), ("invalid_calls", pa.int32()), ("watch_s", pa.float64()), ("runtime_s", pa.float64()),
         ("wr", pa.float64()), ("progress", pa.float64()), ("answer", pa.string()),
         ("answered_differently", pa.bool_()), ("state_disagrees", pa.bool_()), ("index0_disagrees", pa.bool_()),
-        ("watched", pa.list_(pa.float64())), ("buckets", pa.list_(pa.string())), ("steps", pa.int32())]))
+        ("watched", pa.list_(pa.float64())), ("buckets", pa.list_(pa.string())), ("steps", pa.int32()),
+        ("state_unknown", pa.string()), ("defective", pa.string())]))
     pq.write_table(table, out / "episodes.parquet")
     flat = table.drop_columns(["watched", "buckets"]).append_column(
         "buckets", pa.array([" ".join(b or "unknown" for b in r["buckets"]) for r in rows], pa.string()))

@@ -2,9 +2,13 @@
 
 - SR, label tasks: the stripped text of the first `answer` call equals the answer (the public
   runner's rule: a later answer does not count).
-- SR, platform tasks: re-graded from `state.json` when it is there and every check can be read
-  from it; the "no other video liked / collected / reported" checks cover every position,
-  0 included (the public runner's loop starts at 1). Otherwise the logged `result`.
+- SR, platform tasks: re-graded from the app's final state when every check can be read from
+  it; the "no other video liked / collected / reported" checks cover every position, 0 included
+  (the public runner's loop starts at 1). The state is `state.json` when it is there (sr_from
+  "state"), else rebuilt from the logged calls by `replay.rebuild_state` (sr_from "replay"; it
+  also knows which video is on screen). A replay that cannot tell what a call did leaves the
+  state unknown, with the reason (`state_unknown`), and SR is the logged `result`; so is it when
+  a check cannot be read from the state (playback, or a comment a replay cannot rule out).
 - NS: tool calls issued, whether or not they worked. WR: seconds recorded by valid `watch`
   calls over the feed's total runtime.
 - Buckets: the current video is tracked through the episode (an upward swipe of at least
@@ -19,11 +23,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from curation.grade.episodes import Episode, ToolCall
+from curation.grade.replay import rebuild_state
 
 SWIPE_MIN = 231  # normalised units: the app snaps to the next video past 30% of its 750 px feed
 BUCKETS = ("skipped", "glanced", "partially_viewed", "fully_consumed")
 PUBLIC_OTHERS_FROM = 1  # the public runner's "no other video" loop starts here
-FROM_STATE = ("eval_like", "eval_collect", "eval_report", "eval_comment")
 
 
 def bucket(ratio: float) -> str:
@@ -51,9 +55,12 @@ def report_matches(report: dict[str, Any], args: dict[str, Any]) -> bool:
         or str(report.get("reason", "")).strip() == str(args["expected_reason"]).strip())
 
 
-def atoms(checks: list[dict[str, Any]], state: list[dict[str, Any]], others_from: int = 0
-          ) -> list[tuple[str, bool | None]]:
-    """Each check as atomic conditions (name, held?); None where the state cannot tell."""
+def atoms(checks: list[dict[str, Any]], state: list[dict[str, Any]], others_from: int = 0,
+          current: int | None = None, replayed: bool = False) -> list[tuple[str, bool | None]]:
+    """Each check as atomic conditions (name, held?); None where the state cannot tell. `current`: the
+    video on screen at the end, when known (a replay knows it, state.json does not). `replayed`: the
+    state was rebuilt without the feed's own comments, so a comment check it finds unmet may still
+    have been met by one of them (the runner's test is a substring, or any comment at all)."""
     out: list[tuple[str, bool | None]] = []
 
     def video(i: int) -> dict[str, Any]:
@@ -74,9 +81,13 @@ def atoms(checks: list[dict[str, Any]], state: list[dict[str, Any]], others_from
             out.append(("eval_report no other", not any(video(i).get("reports") for i in others)))
         elif func == "eval_comment":
             wanted = args.get("comment")
-            out += [(f"eval_comment {i}", any(wanted is None or str(wanted).strip() in str(c.get("text", "")).strip()
-                                               for c in video(i).get("comments") or [])) for i in targets]
-        else:  # where the agent is and how far a video played are not in the app's state
+            for i in targets:
+                held = any(wanted is None or str(wanted).strip() in str(c.get("text", "")).strip()
+                           for c in video(i).get("comments") or [])
+                out.append((f"eval_comment {i}", True if held else None if replayed else False))
+        elif func == "eval_current_video" and current is not None:
+            out += [(f"eval_current_video {i}", current == i) for i in targets]
+        else:  # how far a video played is not in the app's state
             out.append((f"{func} {targets}", None))
     return out
 
@@ -94,7 +105,8 @@ class Grade:
     progress: float | None = None
     answer: str | None = None
     answered_differently: bool = False
-    state_disagrees: bool = False      # the re-grade from state.json differs from the logged result
+    state_disagrees: bool = False      # the re-grade from the state (public rule) differs from the logged result
+    state_unknown: str | None = None   # why no state could be had: the replay could not tell what a call did
     index0_disagrees: bool = False     # ours and the public runner's rule differ (a like etc. on video 0)
     watched: list[float] = field(default_factory=list)      # seconds per feed position
     buckets: list[str | None] = field(default_factory=list)  # per feed position; None when its duration is unknown
@@ -129,15 +141,19 @@ def grade_episode(episode: Episode, task: dict[str, Any], durations: list[float 
         grade.state_disagrees = episode.result is not None and episode.result != grade.sr
     else:
         checks = task.get("eval_config") or []
-        readable = episode.state is not None and all(c.get("func") in FROM_STATE for c in checks)
-        if episode.state is not None:
-            mine = atoms(checks, episode.state)
-            public = atoms(checks, episode.state, PUBLIC_OTHERS_FROM)
+        state, current, replayed = episode.state, None, False
+        if state is None:
+            rebuilt = rebuild_state(calls, max(len(task.get("video_feed") or []), 1))
+            state, current, replayed = rebuilt.state, rebuilt.current, True
+            grade.state_unknown = rebuilt.unknown_reason
+        if state is not None:
+            mine = atoms(checks, state, current=current, replayed=replayed)
+            public = atoms(checks, state, PUBLIC_OTHERS_FROM, current, replayed)
             known = [held for _, held in mine if held is not None]
             unknown_ok = episode.result == 1.0  # the runner saw every check pass, those it alone can see too
             grade.progress = (sum(known) + (len(mine) - len(known)) * unknown_ok) / len(mine) if mine else None
-            if readable:
-                grade.sr, grade.sr_from = float(all(held for _, held in mine)), "state"
+            if mine and len(known) == len(mine):
+                grade.sr, grade.sr_from = float(all(known)), "replay" if replayed else "state"
                 grade.public_sr = float(all(held for _, held in public))
                 grade.index0_disagrees = grade.sr != grade.public_sr
                 grade.state_disagrees = episode.result is not None and grade.public_sr != episode.result

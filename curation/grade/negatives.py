@@ -7,11 +7,17 @@ derived from the task's own ground truth and worded like the original.
 - platform tasks: another target position (the ordinal in the wording follows), the other of
   like / collect, another report category, another playback point. When the wording names
   nothing that can be changed, the instruction is written from a template in the same style.
+
+A moderation instruction carries its rubric: one line per report category, `<category>：<definition>`.
+Swapping a category's name inside it would give one name two definitions, so its negative asks
+for the target video under another category of that rubric (the first other one in the app's
+order) and quotes that category's own definition from it.
 """
 
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,6 +55,32 @@ TEMPLATES = {"eval_like": "给第{n}个视频点赞", "eval_collect": "收藏第
              "eval_playback": "把第{n}个视频播放到{pct}的位置"}
 
 
+def rubric(text: str) -> dict[str, str]:
+    """The instruction's category lines, `<category>：<definition>`, for the app's report categories, in order."""
+    categories = load_taxonomy().report_categories
+    found = {}
+    for line in text.splitlines():
+        match = re.fullmatch(r"\s*(\S+?)\s*[：:]\s*(.+?)\s*", line)
+        if match and match.group(1) in categories:
+            found[match.group(1)] = match.group(2)
+    return found
+
+
+def rubric_negative(checks: list[dict[str, Any]], text: str, first: int) -> Negative | None:
+    """For an instruction that carries a rubric of two categories or more: report the same video under the
+    first other category of the rubric, with that category's definition."""
+    args = checks[0]["args"]
+    defined = rubric(text)
+    category = args.get("expected_cat")
+    others = [c for c in defined if c != category]
+    if len(defined) < 2 or category not in defined or not others:
+        return None
+    new_cat = others[0]
+    args["expected_cat"] = new_cat
+    return Negative(f"举报第{ordinal(first)}个视频，类别选{new_cat}。{new_cat}：{defined[new_cat]}",
+                    f"report category → {new_cat}", checks, new_target=first, departs_at_first_action=False)
+
+
 def label_negative(task: dict[str, Any]) -> Negative | None:
     question, options = split_instruction(task["instruction"])
     answer = str((task.get("eval_config") or [{}])[0].get("answer", "")).strip()
@@ -75,6 +107,8 @@ def platform_negative(task: dict[str, Any], feed_len: int) -> Negative | None:
         swap = {"eval_like": ("eval_collect", "点赞", "收藏"), "eval_collect": ("eval_like", "收藏", "点赞")}[func]
         check["func"] = swap[0]
         return Negative(text.replace(swap[1], swap[2]), f"{swap[1]} → {swap[2]}", checks, new_target=first)
+    if func == "eval_report" and len(rubric(text)) >= 2:
+        return rubric_negative(checks, text, first)
     category = str(args.get("expected_cat") or "")
     named = next((w for w in (category, category[:2]) if w and w in text), None)  # 不实信息, or just 不实
     if func == "eval_report" and named:

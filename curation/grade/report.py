@@ -80,12 +80,15 @@ def grade_page(summary: dict[str, Any], audit: list[dict[str, Any]] | None = Non
                     f"</td><td>{g['episodes']}</td><td>{_pct(g['sr'])}</td><td>{g['ns']}</td><td>{_pct(g['wr'])}</td>"
                     f"<td>{_pct(g['progress'])}</td></tr>")
     body.append("</table>")
+    body += coverage_html(summary)
     if summary.get("rejected"):
         body.append("<h3>Logs that could not be graded</h3><ul>" + "".join(
             f"<li>{html.escape(r['log'])}: {html.escape(r['reason'])}</li>" for r in summary["rejected"]) + "</ul>")
     for key, title in (("answered_differently", "Answered more than once, differently (the first answer counts)"),
                        ("index0_disagreements", "Graded differently by the public runner (it never checks video 1)"),
-                       ("state_disagreements", "Graded here otherwise than the logged result")):
+                       ("state_disagreements", "Graded here otherwise than the logged result"),
+                       ("state_unknown", "Final state unknown (the replay could not tell what a call did): SR is "
+                                         "the logged result")):
         if summary.get(key):
             body.append(f"<h3>{title}</h3><p>{html.escape(', '.join(summary[key]))}</p>")
     if audit:
@@ -95,6 +98,27 @@ def grade_page(summary: dict[str, Any], audit: list[dict[str, Any]] | None = Non
                  f"<td>{_pct(a['over'])}</td><td>{_pct(a['both'])}</td></tr>" for a in audit]
         body.append("</table>")
     return page("Grades", body)
+
+
+def coverage_html(summary: dict[str, Any]) -> list[str]:
+    """The release's tasks per model and tier by what became of them, SR both ways; the defective tasks."""
+    esc = html.escape
+    out = []
+    if summary.get("coverage"):
+        out.append("<h2>Coverage</h2><p>SR over attempted tasks counts a crash (a task folder without a log) and a "
+                   "rejected log as a failure, as the runner's all-tasks average does; SR over graded counts the "
+                   "graded episodes only.</p><table><tr><th>model</th><th>tier</th><th>tasks</th><th>attempted</th>"
+                   "<th>graded</th><th>crashed</th><th>rejected</th><th>missing</th><th>SR attempted</th>"
+                   "<th>SR graded</th></tr>")
+        out += [f"<tr><td>{esc(c['model'])}</td><td>{c['tier']}</td><td>{c['tasks']}</td><td>{c['attempted']}</td>"
+                f"<td>{c['graded']}</td><td>{c['crashed']}</td><td>{c['rejected']}</td><td>{c['missing']}</td>"
+                f"<td>{_pct(c['sr_attempted'])}</td><td>{_pct(c['sr_graded'])}</td></tr>" for c in summary["coverage"]]
+        out.append("</table>")
+    if summary.get("defective_tasks"):
+        counted = "counted in" if summary.get("defective_included") else "left out of"
+        out.append(f"<h3>Defective tasks ({counted} every figure above)</h3><ul>" + "".join(
+            f"<li>{esc(d['task_id'])}: {esc(d['reasons'])}</li>" for d in summary["defective_tasks"]) + "</ul>")
+    return out
 
 
 def summarise_all(summary: dict[str, Any]) -> list[dict[str, Any]]:

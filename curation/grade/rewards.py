@@ -7,6 +7,12 @@ Each episode with step recordings becomes a step-level video: one post-action fr
 succeeded is also paired with a derived instruction it does not fulfil (`negatives.py`),
 labelled incorrect with the second at which it departs when that can be told. Paths in the
 JSONL are relative to the output folder.
+
+Episodes are read by the same loader as grading (`collect.py`): the same rejects (a second log
+of a task, another instruction, a task not in the release), so no two episodes write one step
+video; an episode without step recordings is rejected here too. An episode of a defective task
+yields no record at all: its label would teach the rule of a task that cannot be graded as
+written (counted as `defective skipped`).
 """
 
 from __future__ import annotations
@@ -23,8 +29,8 @@ from curation.core.config import MediaConfig
 from curation.core.errors import MediaError
 from curation.core.stage import RunResult, StageRun, stage
 from curation.corpus.visible import video_durations
-from curation.grade.episodes import Episode, EpisodeError, find_logs, read_episode, step_index
-from curation.grade.grade import release_tasks
+from curation.grade.collect import collect, release_tasks
+from curation.grade.episodes import Episode, step_index
 from curation.grade.metrics import grade_episode
 from curation.grade.negatives import make_negative
 from curation.release.semver import Version
@@ -101,7 +107,7 @@ def record(video: str, instruction: str, correct: bool, span: int | None = None)
 
 
 @stage("rewards-build", command="curate rewards build LOGS_DIR --release vX.Y.Z", batched=False,
-       reads=("releases", "release_tasks", "videos"), writes=("rejects", "reward files"),
+       reads=("releases", "release_tasks", "task_transitions", "videos"), writes=("rejects", "reward files"),
        summary="ExeVR-style records: each episode's 1-fps step video with its instruction and graded label, "
        "plus derived hard negatives")
 def build_rewards(run: StageRun, logs: list[tuple[str, Path]], version: str, out: Path,
@@ -113,31 +119,28 @@ def build_rewards(run: StageRun, logs: list[tuple[str, Path]], version: str, out
     run.params.update(release=target, models=[m for m, _ in logs], out=str(out))
     counts: Counter[str] = Counter()
     records = []
-    for model, folder in logs:
-        for log in run.progress(find_logs(folder), f"reward records for {model}"):
-            counts["logs"] += 1
-            try:
-                episode = read_episode(log)
-                task = tasks.get(episode.task_id)
-                if task is None:
-                    raise EpisodeError(f"{log}: task {episode.task_id} is not in release {target}")
-                if not episode.steps:
-                    raise EpisodeError(f"{log}: no step recordings beside it")
-            except EpisodeError as exc:
-                run.reject(source=model, raw_ref=str(log), reason=str(exc), raw=b"",
-                           record_id=f"{model}/{log.parent.name}")
-                counts["rejected"] += 1
-                continue
-            grade = grade_episode(episode, task, [durations.get(v) for v in task["video_feed"]])
-            video = f"videos/{model}/{episode.task_id}.mp4"
-            keyframe_video(episode, out / video, media)
-            correct = grade.sr == 1.0
-            records.append(record(video, task["instruction"], correct))
-            counts[f"{task['tier']} {'positive' if correct else 'negative'}"] += 1
-            negative = make_negative(task) if correct else None
-            if negative is not None:
-                records.append(record(video, negative.instruction, False, departure_second(episode, negative)))
-                counts[f"{task['tier']} derived negative"] += 1
+    found = collect(run, logs, tasks, target, "reward records for")
+    counts.update(logs=found.logs, rejected=len(found.rejected))
+    for item in found.played:
+        episode, task, model = item.episode, item.task, item.model
+        if not episode.steps:
+            run.reject(source=model, raw_ref=str(item.log), reason=f"{item.log}: no step recordings beside it",
+                       raw=b"", record_id=f"{model}/{item.log.parent.name}")
+            counts["rejected"] += 1
+            continue
+        if task["defective"]:
+            counts["defective skipped"] += 1
+            continue
+        grade = grade_episode(episode, task, [durations.get(v) for v in task["video_feed"]])
+        video = f"videos/{model}/{episode.task_id}.mp4"
+        keyframe_video(episode, out / video, media)
+        correct = grade.sr == 1.0
+        records.append(record(video, task["instruction"], correct))
+        counts[f"{task['tier']} {'positive' if correct else 'negative'}"] += 1
+        negative = make_negative(task) if correct else None
+        if negative is not None:
+            records.append(record(video, negative.instruction, False, departure_second(episode, negative)))
+            counts[f"{task['tier']} derived negative"] += 1
     out.mkdir(parents=True, exist_ok=True)
     with (out / "rewards.jsonl").open("w", encoding="utf-8") as handle:
         for item in records:

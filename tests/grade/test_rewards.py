@@ -55,12 +55,14 @@ def test_reward_records_with_a_one_frame_per_step_video(clustered_catalog, tmp_p
     build_release(cat, "1.0.0", settings(tmp_path / "releases"))
     logs = tmp_path / "logs"
     folder = write_episode(logs, "gui_like_1", "给第二个视频点赞", [
-        ("swipe", UP), ("watch", {"seconds": 2}), ("click", {"x": 930, "y": 520}), ("finish", {})], result=1.0)
+        ("swipe", UP), ("watch", {"seconds": 2}), ("click", {"x": 883, "y": 607}), ("finish", {})], result=1.0)
     for n, colour in ((0, "red"), (1, "green"), (3, "white")):
         screenshot(folder / f"step_{n}.png", colour)
     ffmpeg("-f", "lavfi", "-i", "color=c=blue:s=368x800:r=1", "-t", "2", "-c:v", "libx264", "-pix_fmt", "yuv420p",
            str(folder / "step_2.mp4"))
-    write_episode(logs, "feature_analysis_1", "几种动物？", [("answer", {"text": "C"}), ("finish", {})], result=0.0)
+    asked = json.loads(cat.scalar("SELECT runner FROM release_tasks WHERE task_id = 'feature_analysis_1'"))
+    write_episode(logs, "feature_analysis_1", asked["instruction"], [("answer", {"text": "C"}), ("finish", {})],
+                  result=0.0)
     screenshot(logs / "feature_analysis_1" / "step_0.png", "black")
     write_episode(logs, "moderation_1", "举报不实视频", [("finish", {})], result=0.0)  # no recordings: rejected
     media = replace(load_config().media)

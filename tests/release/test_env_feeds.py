@@ -43,7 +43,7 @@ def test_every_task_gets_its_feed_with_the_catalogs_counts_and_comments(clustere
     for n, text in enumerate(["第一条", "第二条"]):
         cat.insert("comments", {"comment_id": f"x{n}", "video_id": first, "text": text, "like_count": 0,
                                 "time_s": float(n)})
-    counts = run_traced(cat, "release-env-feeds", lambda: export_env_feeds(cat, "1.0.0", tmp_path / "env"))
+    counts = run_traced(cat, "release-env-feeds", lambda: export_env_feeds(cat, "1.0.0", tmp_path / "env", True))
     assert counts["tasks"] == 4 and sorted(p.stem for p in (tmp_path / "env").iterdir()) == sorted(runner)
     payload = json.loads((tmp_path / "env" / "feature_analysis_1.json").read_text(encoding="utf-8"))
     assert [v["id"] for v in payload] == list(range(1, len(runner["feature_analysis_1"]["video_feed"]) + 1))

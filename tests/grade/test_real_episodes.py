@@ -1,0 +1,192 @@
+"""The seven episodes the public runner wrote, graded as a real run leaves them (no state.json): the final
+state rebuilt from each log, the index-0 re-grade, the instruction check, coverage (crashed and missing
+tasks), defective tasks, and the command's exit status and report location."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from curation.core.catalog import Catalog, now
+from curation.grade.grade import grade_logs
+from tests.conftest import ROOT
+from tests.grade.real import EPISODES, add_turns, episodes_copy, record_release, runner_dir
+
+RESULTS = {log.parent.name: json.loads(log.read_text(encoding="utf-8"))["result"] for log in EPISODES.rglob("log.json")}
+REPORT_TAP = [("click", {"x": 883, "y": 858}), ("click", {"x": 240, "y": 372}), ("click", {"x": 709, "y": 693})]
+
+
+@pytest.fixture
+def real(catalog, tmp_path):
+    record_release(catalog, runner_dir(tmp_path / "v1"))
+    return catalog
+
+
+def graded(cat: Catalog, logs: Path, out: Path, **kw) -> dict[str, dict]:
+    result = grade_logs(cat, [("Scripted", logs)], "1.0.0", out, **kw)
+    return {r["task_id"]: r for r in result.rows}
+
+
+@pytest.mark.parametrize("keep_state", [False, True], ids=["log alone", "with state.json"])
+def test_each_episode_gets_the_runners_result(real, tmp_path, keep_state):
+    rows = graded(real, episodes_copy(tmp_path / "logs", keep_state), tmp_path / "out")
+    assert {t: r["sr"] for t, r in rows.items()} == RESULTS
+    sources = {t: r["sr_from"] for t, r in rows.items()}
+    assert sources["spatiotemporal_aggregation_12"] == sources["event_association_16"] == "answer"
+    platform = ("gui_like_1", "gui_collect_1", "gui_comment_1", "moderation_9")
+    assert {sources[t] for t in platform} == {"state" if keep_state else "replay"}
+    # only a replay knows which video is on screen at the end; state.json does not say
+    assert sources["gui_swipe_7"] == ("result" if keep_state else "replay")
+    assert not any(r["index0_disagrees"] or r["state_disagrees"] or r["state_unknown"] for r in rows.values())
+
+
+def test_an_extra_report_on_video_0_is_caught_where_the_runner_misses_it(real, tmp_path):
+    logs = episodes_copy(tmp_path / "logs")
+    add_turns(logs / "close_end_application" / "moderation_9" / "log.json", REPORT_TAP)  # the log keeps 1.0
+    rows = graded(real, logs, tmp_path / "out")
+    mod = rows["moderation_9"]
+    assert (mod["sr"], mod["public_sr"], mod["logged_result"], mod["sr_from"]) == (0.0, 1.0, 1.0, "replay")
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))
+    assert summary["index0_disagreements"] == ["Scripted/moderation_9"] and not summary["state_disagreements"]
+
+
+def test_an_extra_like_on_video_0_changes_nothing_a_report_task_checks(real, tmp_path):
+    # moderation_9 checks reports only: a stray like is no failure by either rule
+    logs = episodes_copy(tmp_path / "logs")
+    add_turns(logs / "close_end_application" / "moderation_9" / "log.json", [("click", {"x": 883, "y": 607})])
+    mod = graded(real, logs, tmp_path / "out")["moderation_9"]
+    assert (mod["sr"], mod["public_sr"], mod["index0_disagrees"]) == (1.0, 1.0, False)
+
+
+def test_a_call_the_replay_cannot_place_leaves_the_state_unknown(real, tmp_path):
+    logs = episodes_copy(tmp_path / "logs")
+    log = logs / "close_end_application" / "moderation_9" / "log.json"
+    # the submit tap moved onto the button's left edge (513 units = 192.4 px, the edge is at 192.5)
+    log.write_text(log.read_text(encoding="utf-8").replace('{\\"x\\": 709, \\"y\\": 693}',
+                                                           '{\\"x\\": 513, \\"y\\": 693}'), encoding="utf-8")
+    mod = graded(real, logs, tmp_path / "out")["moderation_9"]
+    assert (mod["sr"], mod["sr_from"], mod["public_sr"]) == (1.0, "result", None)  # the logged result, not a guess
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))
+    assert len(summary["state_unknown"]) == 1 and summary["state_unknown"][0].startswith("Scripted/moderation_9: ")
+    assert "confirm" in summary["state_unknown"][0]
+
+
+def test_a_log_of_another_instruction_is_rejected_whitespace_aside(real, tmp_path):
+    logs = episodes_copy(tmp_path / "logs")
+
+    def edit(task: str, old: str, new: str) -> None:
+        log = next(logs.rglob(f"{task}/log.json"))
+        data = json.loads(log.read_text(encoding="utf-8"))
+        assert old in data["instruction"]
+        data["instruction"] = data["instruction"].replace(old, new)
+        log.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+
+    edit("gui_like_1", "点赞当前视频", " 点赞当前视频 \r\n")          # whitespace only: the same task
+    edit("spatiotemporal_aggregation_12", "\nA:0 B:1", "\r\nA:0  B:1")  # likewise
+    edit("event_association_16", "G:6", "G:7")                   # another option
+    edit("moderation_9", "十个视频", "九个视频")                   # another question
+    result = grade_logs(real, [("Scripted", logs)], "1.0.0", tmp_path / "out")
+    assert (result["graded"], result["rejected"]) == (5, 2)
+    reasons = {Path(r["log"]).parent.name: r["reason"] for r in result.summary["rejected"]}
+    assert reasons["event_association_16"].startswith("the log's options A:0 B:1 C:2 D:3 E:4 F:5 G:7 are not "
+                                                      "the release's A:0 B:1 C:2 D:3 E:4 F:5 G:6")
+    assert reasons["moderation_9"].startswith("the log's instruction '你是一位经验丰富")
+    l3 = next(c for c in result.summary["coverage"] if c["tier"] == "L3")
+    assert (l3["rejected"], l3["graded"], l3["sr_attempted"], l3["sr_graded"]) == (1, 0, 0.0, None)
+
+
+def test_coverage_crashes_missing_tasks_and_defective_ones(catalog, tmp_path):
+    gui = json.loads(next(EPISODES.rglob("gui_like_1/state.json")).read_text(encoding="utf-8"))
+    feed = ["FakeSV/" + Path(v["video_url"]).stem for v in gui]
+    extra = {"gui_action.json": [
+        {"task_id": "gui_temporal_pause_1", "instruction": "把视频拖到一半", "video_feed": feed,
+         "eval_type": "platform",
+         "eval_config": [{"func": "eval_playback", "args": {"video_id": 0, "target_pct": 0.5}}]},
+        {"task_id": "gui_like_2", "instruction": "给第二个视频点赞", "video_feed": feed, "eval_type": "platform",
+         "eval_config": [{"func": "eval_like", "args": {"video_ids": 1}}]},
+        {"task_id": "gui_collect_2", "instruction": "收藏第六个视频", "video_feed": feed, "eval_type": "platform",
+         "eval_config": [{"func": "eval_collect", "args": {"video_ids": 5}}]}]}  # a 3-video feed: an error
+    record_release(catalog, runner_dir(tmp_path / "v1", extra))
+    # gui_collect_1 passes the rules but was sent back after it shipped
+    catalog.insert("task_transitions", {"task_id": "gui_collect_1", "version": 1, "seq": 4, "from_state": "kept",
+                                        "to_state": "needs_fix", "reason": "test: the feed changed", "who": "test",
+                                        "run_id": "test", "moved_at": now()})
+    logs = episodes_copy(tmp_path / "logs")
+    (logs / "gui_action" / "gui_temporal_pause_1").mkdir()  # the runner's folder for an episode that crashed
+    played = logs / "gui_action" / "gui_collect_2"
+    played.mkdir()
+    data = json.loads((logs / "gui_action" / "gui_collect_1" / "log.json").read_text(encoding="utf-8"))
+    (played / "log.json").write_text(json.dumps({**data, "instruction": "收藏第六个视频", "result": 0.0},
+                                                ensure_ascii=False), encoding="utf-8")
+
+    result = grade_logs(catalog, [("Scripted", logs)], "1.0.0", tmp_path / "out")
+    assert (result["graded"], result["crashed"], result["defective"]) == (8, 1, 2)
+    defects = {d["task_id"]: d["reasons"] for d in result.summary["defective_tasks"]}
+    assert set(defects) == {"gui_collect_1", "gui_collect_2"}
+    assert "position-outside-feed" in defects["gui_collect_2"] and "is needs_fix in the catalog" in \
+        defects["gui_collect_1"]
+    l1 = next(c for c in result.summary["coverage"] if c["tier"] == "L1")
+    # defective left out: gui_like_1, gui_comment_1, gui_swipe_7 graded (1.0 each), gui_temporal_pause_1 crashed,
+    # gui_like_2 never played
+    assert {k: l1[k] for k in ("tasks", "attempted", "graded", "crashed", "rejected", "missing")} == \
+        {"tasks": 5, "attempted": 4, "graded": 3, "crashed": 1, "rejected": 0, "missing": 1}
+    assert (l1["sr_attempted"], l1["sr_graded"]) == (0.75, 1.0)
+    assert next(g for g in result.summary["per_tier"] if g["tier"] == "L1")["episodes"] == 3
+    assert result.summary["crashed"] == ["Scripted/gui_temporal_pause_1"]
+    with (tmp_path / "out" / "episodes.csv").open(encoding="utf-8") as handle:
+        flagged = {r["task_id"]: r["defective"] for r in csv.DictReader(handle)}
+    assert flagged["gui_like_1"] == "" and "position-outside-feed" in flagged["gui_collect_2"]
+    every = grade_logs(catalog, [("Scripted", logs)], "1.0.0", tmp_path / "all", include_defective=True)
+    l1 = next(c for c in every.summary["coverage"] if c["tier"] == "L1")
+    assert (l1["tasks"], l1["attempted"], l1["graded"], l1["sr_attempted"], l1["sr_graded"]) == \
+        (7, 6, 5, round(4 / 6, 4), 0.8)
+
+
+def _cli(cat_path: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    config = tmp_path / "curation.toml"
+    config.write_text(f'[reports]\ndir = "{tmp_path / "reports"}"\n', encoding="utf-8")
+    return subprocess.run([sys.executable, "-m", "curation.cli", "--catalog", str(cat_path), "--config", str(config),
+                           "grade", *args], cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+
+def test_the_command_fails_when_nothing_is_graded_and_writes_its_page_where_told(real, tmp_path):
+    other = {"gui_action.json": [{"task_id": "gui_like_9", "instruction": "点赞", "video_feed": ["FakeSV/x"],
+                                  "eval_type": "platform", "eval_config": [{"func": "eval_like",
+                                                                            "args": {"video_ids": 0}}]}]}
+    folder = tmp_path / "other"
+    folder.mkdir()
+    (folder / "gui_action.json").write_text(json.dumps(other["gui_action.json"]), encoding="utf-8")
+    record_release(real, folder, "2.0.0")
+    path = real.path
+    real.close()
+    logs = episodes_copy(tmp_path / "logs")
+    wrong = _cli(path, tmp_path, str(logs), "--release", "v2.0.0", "--out", str(tmp_path / "wrong"))
+    assert wrong.returncode == 1, wrong.stdout + wrong.stderr
+    assert "7 episode logs: 0 graded, 7 rejected" in wrong.stdout and "nothing graded" in wrong.stderr
+    right = _cli(path, tmp_path, str(logs), "--release", "v1.0.0", "--model", "Scripted", "--out",
+                 str(tmp_path / "right"))
+    assert right.returncode == 0, right.stderr
+    assert "Scripted L1: 4/4 tasks attempted, 4 graded" in right.stdout
+    assert (tmp_path / "right" / "grade.html").is_file() and (tmp_path / "wrong" / "grade.html").is_file()
+    assert "<h2>Coverage</h2>" in (tmp_path / "right" / "grade.html").read_text(encoding="utf-8")
+    assert not (tmp_path / "reports" / "grade.html").exists()
+
+
+V1 = os.environ.get("LIVINGSCREEN_V1")
+
+
+@pytest.mark.skipif(not V1, reason="LIVINGSCREEN_V1 names no folder of the public v1 runner files")
+def test_against_the_public_v1_release(catalog, tmp_path):
+    record_release(catalog, Path(V1 or "."), "1.0.0")
+    result = grade_logs(catalog, [("Scripted", episodes_copy(tmp_path / "logs"))], "1.0.0", tmp_path / "out",
+                        include_defective=True)
+    assert (result["graded"], result["rejected"]) == (7, 0)  # the logs carry v1's instructions exactly
+    assert {r["task_id"]: r["sr"] for r in result.rows} == RESULTS
+    coverage = result.summary["coverage"]
+    assert sum(c["missing"] for c in coverage) == sum(c["tasks"] for c in coverage) - 7
