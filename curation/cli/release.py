@@ -163,12 +163,15 @@ def release_list() -> None:
 def release_env_feeds(
     version: Annotated[str, typer.Argument(help="A recorded release.")],
     out: Annotated[Path, typer.Argument(help="Folder for one <task_id>.json per task.")],
+    display_fixes: Annotated[bool, typer.Option(
+        "--display-fixes", help="Parsed counts, bios and comment threads from the catalog instead of what the "
+        "runner's app shows.")] = False,
 ) -> None:
-    """Per task, the video list the runner's app takes at /api/reset, with real counts and comment threads."""
+    """Per task, the video list the runner's app takes at /api/reset: by default what the runner itself shows."""
     from curation.release.envfeeds import export_env_feeds
 
     with open_catalog() as cat:
-        c = export_env_feeds(cat, version, out)
+        c = export_env_feeds(cat, version, out, display_fixes)
     typer.echo(f"{out}: {c['tasks']:,} tasks, {c['videos']:,} videos in their feeds")
     if c["videos_without_metadata"]:
         typer.echo(f"  {c['videos_without_metadata']:,} of them have no metadata in the catalog (ingest their source):"

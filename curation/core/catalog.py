@@ -318,6 +318,12 @@ MIGRATIONS: list[str] = [
     CREATE VIEW latest_tasks AS
     SELECT * FROM tasks QUALIFY version = max(version) OVER (PARTITION BY task_id);
     """,
+    # 18: a graded episode says why its final state is unknown (the replay of its log could not place an
+    # action) and why its task is defective (the task rules, or a state outside the released ones)
+    """
+    ALTER TABLE episode_grades ADD COLUMN state_unknown VARCHAR;
+    ALTER TABLE episode_grades ADD COLUMN defective VARCHAR;
+    """,
 ]
 
 

@@ -36,7 +36,7 @@ EPISODE_COLUMNS = ("release", "model", "task_id", "log_path", "tier", "subcatego
                    "public_sr", "logged_result", "ns", "invalid_calls", "watch_s", "runtime_s", "wr", "progress",
                    "answer", "answered_differently", "state_disagrees", "index0_disagrees", "watched", "buckets",
                    "steps", "state_unknown", "defective")
-STORED = EPISODE_COLUMNS[:-2]  # episode_grades has no column for the last two yet: they are in the files
+STORED = EPISODE_COLUMNS
 
 
 def _mean(values: list[float | None]) -> float | None:

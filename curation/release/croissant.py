@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 
 from curation.core.config import ReleaseConfig
 from curation.release.card import SOURCE_TERMS, data_path
+from curation.release.card_text import PAPER_BIBTEX
 from curation.release.contents import CONFIGS
 from curation.release.manifest import file_sha256, read_manifest
 
@@ -231,8 +232,7 @@ def croissant_metadata(folder: Path, settings: ReleaseConfig, *, repo: str | Non
         "license": settings.license, "url": f"https://huggingface.co/datasets/{name}" if repo else settings.homepage,
         "sameAs": settings.homepage, "version": version, "inLanguage": list(settings.language),
         "keywords": list(settings.tags),
-        "citeAs": settings.citation.strip() or f"@misc{{livingscreen,\n  title = {{LivingScreen}},\n  "
-                                                f"howpublished = {{{settings.homepage}}}\n}}",
+        "citeAs": settings.citation.strip() or PAPER_BIBTEX,
         "distribution": distribution, "recordSet": record_sets,
         **rai_fields(tasks, videos, manifest.get("qc", {})),
     }
