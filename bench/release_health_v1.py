@@ -18,9 +18,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from curation.annotate.syntax import split_instruction  # noqa: E402
-from curation.qc.runner_format import TIER_OF_FILE  # noqa: E402
 from curation.release.health import health_svg, health_table_markdown, release_health  # noqa: E402
+from curation.tasks.runner_format import TIER_OF_FILE  # noqa: E402
+from curation.tasks.syntax import split_instruction  # noqa: E402
 
 
 def rows_from_runner(folder: Path) -> tuple[list[dict[str, Any]], list[str]]:
