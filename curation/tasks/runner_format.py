@@ -39,7 +39,8 @@ def catalog_task_rows(catalog: Any) -> list[dict[str, Any]]:
     edits); `keyword_videos` / `other_videos` describe the base feed the annotator was given, so that
     its edits show as deletions and swaps."""
     return catalog.rows("""
-        SELECT t.*, s.state, o.to_state AS origin, f.video_feed, b.keyword_videos, b.other_videos
+        SELECT t.*, s.state, o.to_state AS origin, f.video_feed, f.total_runtime_s, f.ratio,
+               b.keyword_videos, b.other_videos
         FROM latest_tasks t
         JOIN task_states s ON s.task_id = t.task_id AND s.version = t.version
         JOIN task_transitions o ON o.task_id = t.task_id AND o.version = t.version AND o.seq = 1
