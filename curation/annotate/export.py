@@ -9,27 +9,25 @@ remembered in `ls_tasks`.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from curation.annotate.accounts import (
-    Account,
-    annotator_email,
-    choose_password,
-    current_admin,
-    in_organization,
-    provision,
-    read_passwords,
-)
-from curation.annotate.client import base_url, connect, ls_call
-from curation.annotate.projects import ensure_project as ensure_project_in
-from curation.annotate.render import render_feed
 from curation.core.catalog import Catalog
 from curation.core.errors import AnnotationError, UsageError
 from curation.core.resources import resource_text
-from curation.core.stage import RunResult, StageRun, stage
+from curation.core.stage import StageRun, stage
 from curation.corpus.feeds import latest_feeds
+from curation.labelstudio.accounts import (
+    Account,
+    ExportResult,
+    current_admin,
+    ensure_account,
+    in_organization,
+    read_passwords,
+)
+from curation.labelstudio.client import base_url, connect, ls_call
+from curation.labelstudio.projects import ensure_project as ensure_project_in
+from curation.labelstudio.render import render_feed
 
 
 def assign(feed_id: str, annotators: list[str]) -> str:
@@ -46,37 +44,6 @@ def ensure_project(client: Any, catalog: Catalog, run_id: str, account: Account,
         f"LivingScreen authoring · {annotator}", f"Feeds for {annotator} to write tasks on. Guide: annotation/GUIDE.md",
         media_root, {"run_id": run_id, "organization_id": account.organization_id,
                      "annotator_user_id": account.user_id})
-
-
-@dataclass
-class ExportResult(RunResult):
-    passwords: dict[str, str] = field(default_factory=dict)  # chosen here: shown once, never stored
-
-
-def ensure_account(catalog: Catalog, annotator: str, admin_email: str, from_file: dict[str, str],
-                   result: ExportResult) -> Account:
-    """The annotator's account and organization. A known annotator keeps their password unless the
-    password file names them; a project made before organizations moves into theirs."""
-    url = base_url()
-    known = catalog.rows("SELECT project_id, annotator_user_id, organization_id FROM ls_projects "
-                         "WHERE base_url = ? AND annotator = ?", [url, annotator])
-    elsewhere = catalog.rows("SELECT user_id AS annotator_user_id, organization_id FROM qc_projects "
-                             "WHERE base_url = ? AND person = ? AND purpose <> 'adjudication' "
-                             "AND organization_id IS NOT NULL", [url, annotator])
-    for found in (known, elsewhere):
-        if found and found[0]["organization_id"] is not None and annotator not in from_file:
-            return Account(annotator, annotator_email(annotator), found[0]["annotator_user_id"],
-                           found[0]["organization_id"], False, None)
-    password, generated = choose_password(annotator, from_file)
-    legacy = [r["project_id"] for r in known if r["organization_id"] is None]
-    account = provision(annotator, admin_email, password, reset=annotator in from_file, move_projects=legacy)
-    if legacy:
-        catalog.con.execute("UPDATE ls_projects SET organization_id = ?, annotator_user_id = ? WHERE base_url = ? "
-                            "AND annotator = ?", [account.organization_id, account.user_id, url, annotator])
-    if generated and account.created:
-        result.passwords[annotator] = password
-    result.counts["accounts_created"] += account.created
-    return account
 
 
 @stage("annotate-export", command="curate annotate export --annotators a,b", batched=True,

@@ -8,9 +8,9 @@ from typing import Annotated
 
 import typer
 
-from curation.annotate.accounts import annotator_email
-from curation.annotate.client import annotator_url
 from curation.cli.base import app, config, open_catalog
+from curation.labelstudio.accounts import annotator_email
+from curation.labelstudio.client import annotator_url
 
 annotate_app = typer.Typer(no_args_is_help=True, help="Authoring projects in Label Studio.")
 app.add_typer(annotate_app, name="annotate")

@@ -61,7 +61,7 @@ def explain(record_id: Annotated[str, typer.Argument(help="A video_id, task_id, 
 @app.command()
 def describe() -> None:
     """Each stage: the command, the catalog tables it reads and writes, and their row counts."""
-    from curation.core.stage import all_stages
+    from curation.pipeline import all_stages
 
     stages = all_stages()
     counts: dict[str, int] = {}
@@ -131,8 +131,8 @@ def cluster(
         result = cluster_videos(cat, config().cluster, config().embedding.model)
         counts = cat.scalar("SELECT counts FROM runs WHERE run_id = ?", [result.run_id])
         if report:
+            from curation.corpus.cluster_report import cluster_report
             from curation.corpus.embed import model_id_for
-            from curation.reports import cluster_report
 
             path = cluster_report(cat, result.run_id, model_id_for(config().embedding.model),
                                   Path(config().reports.dir) / "clusters.html")

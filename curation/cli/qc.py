@@ -134,8 +134,8 @@ PASSWORDS_HELP = "File of 'name password' lines for accounts made here (as in `c
 
 
 def _show_passwords(result) -> None:
-    from curation.annotate.accounts import annotator_email
-    from curation.annotate.client import annotator_url
+    from curation.labelstudio.accounts import annotator_email
+    from curation.labelstudio.client import annotator_url
 
     for person, password in sorted(result.passwords.items()):
         typer.echo(f"  new account {person} ({annotator_email(person)}), password {password} "

@@ -18,13 +18,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from curation.annotate.projects import read_fields
-from curation.annotate.render import render_feed
 from curation.core.catalog import Catalog, now
 from curation.core.errors import UsageError
 from curation.core.stage import StageRun, stage
 from curation.corpus.feeds import Feed
 from curation.corpus.visible import video_durations
+from curation.labelstudio.projects import read_fields
+from curation.labelstudio.render import render_feed
 from curation.qc.workspace import group_project, open_session, returned_tasks, send_missing
 from curation.release.semver import Version
 

@@ -15,19 +15,18 @@ from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
-from curation.annotate.accounts import choose_password, provision_member
-from curation.annotate.client import ls_call
-from curation.annotate.export import ExportResult
-from curation.annotate.importer import feedback_text, judge_draft
-from curation.annotate.projects import read_fields, write_feedback
-from curation.annotate.render import render_feed
 from curation.core.catalog import Catalog, now
 from curation.core.config import SourceConfig
 from curation.core.progress import note
 from curation.core.resources import resource_text
 from curation.core.stage import StageRun, stage
 from curation.corpus.feeds import Feed, load_feed
+from curation.corpus.judge import judge_draft
 from curation.corpus.playable import rule_context
+from curation.labelstudio.accounts import ExportResult, choose_password, provision_member
+from curation.labelstudio.client import ls_call
+from curation.labelstudio.projects import feedback_text, read_fields, write_feedback
+from curation.labelstudio.render import render_feed
 from curation.qc.review import is_latest
 from curation.qc.workspace import Session, fresh_answers, group_project, open_session, send_missing
 from curation.tasks.lifecycle import move, state_of

@@ -20,14 +20,14 @@ from typing import Any
 
 import yaml
 
-from curation.annotate.export import ExportResult
-from curation.annotate.projects import annotation_sha, latest_annotation, read_fields
-from curation.annotate.render import render_feed
 from curation.core.catalog import now
 from curation.core.errors import InputError, UsageError
 from curation.core.resources import resource_text
 from curation.core.stage import RunResult, StageRun, stage
 from curation.corpus.feeds import Feed, latest_feeds, load_feed
+from curation.labelstudio.accounts import ExportResult
+from curation.labelstudio.projects import annotation_sha, latest_annotation, read_fields
+from curation.labelstudio.render import render_feed
 from curation.qc.workspace import open_session, person_project, returned_tasks, send_missing
 from curation.tasks.syntax import parse_options
 

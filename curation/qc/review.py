@@ -16,15 +16,14 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from curation.annotate.export import ExportResult
-from curation.annotate.importer import feedback_text
-from curation.annotate.projects import read_fields, write_feedback
-from curation.annotate.render import render_feed
 from curation.core.catalog import Catalog, now
 from curation.core.errors import UsageError
 from curation.core.resources import resource_text
 from curation.core.stage import StageRun, stage
 from curation.corpus.feeds import load_feed
+from curation.labelstudio.accounts import ExportResult
+from curation.labelstudio.projects import feedback_text, read_fields, write_feedback
+from curation.labelstudio.render import render_feed
 from curation.qc.workspace import fresh_answers, open_session, person_project, send_missing
 from curation.tasks.lifecycle import move, state_of
 from curation.tasks.rules import end_state_errors

@@ -10,13 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from curation.annotate.accounts import current_admin, in_organization, read_passwords
-from curation.annotate.client import base_url, connect, ls_call
-from curation.annotate.export import ExportResult, ensure_account
-from curation.annotate.projects import annotation_sha, ensure_project, latest_annotation, project_tasks, send_tasks
 from curation.core.catalog import Catalog, now
 from curation.core.progress import note
 from curation.core.stage import StageRun
+from curation.labelstudio.accounts import ExportResult, current_admin, ensure_account, in_organization, read_passwords
+from curation.labelstudio.client import base_url, connect, ls_call
+from curation.labelstudio.projects import annotation_sha, ensure_project, latest_annotation, project_tasks, send_tasks
 
 
 @dataclass

@@ -7,14 +7,14 @@ import sys
 
 import pytest
 
-from curation.annotate.accounts import current_admin, in_organization
-from curation.annotate.client import AnnotationError, connect
 from curation.annotate.export import export_to_label_studio
 from curation.annotate.importer import import_from_label_studio
 from curation.core.config import load_config
 from curation.core.errors import InputError
 from curation.core.resources import resource_text
 from curation.corpus.feeds import build_feed_set, load_feed
+from curation.labelstudio.accounts import current_admin, in_organization
+from curation.labelstudio.client import AnnotationError, connect
 from curation.tasks.lifecycle import latest_states
 from tests.conftest import ROOT
 from tests.core.contract import run_traced

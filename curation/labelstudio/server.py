@@ -3,7 +3,7 @@
 Label Studio lives in its own venv (`.venv-ls`: it pins `openai<2` and `pyarrow<25`,
 which clash with ours). The legacy-token flag must be set at the *first* start of
 a data dir, or the preset token is refused for good. `python -m
-curation.annotate.server` is what `make labelstudio` runs.
+curation.labelstudio.server` is what `make labelstudio` runs.
 """
 
 from __future__ import annotations
