@@ -16,7 +16,7 @@ import pytest
 from curation.core.catalog import Catalog, now
 from curation.grade.grade import grade_logs
 from tests.conftest import ROOT
-from tests.grade.real import EPISODES, add_turns, episodes_copy, record_release, runner_dir
+from tests.grade.real import EPISODES, add_turns, element, episodes_copy, record_release, runner_dir
 
 RESULTS = {log.parent.name: json.loads(log.read_text(encoding="utf-8"))["result"] for log in EPISODES.rglob("log.json")}
 REPORT_TAP = [("click", {"x": 883, "y": 858}), ("click", {"x": 240, "y": 372}), ("click", {"x": 709, "y": 693})]
@@ -190,3 +190,40 @@ def test_against_the_public_v1_release(catalog, tmp_path):
     assert {r["task_id"]: r["sr"] for r in result.rows} == RESULTS
     coverage = result.summary["coverage"]
     assert sum(c["missing"] for c in coverage) == sum(c["tasks"] for c in coverage) - 7
+
+
+def _done_when(cat_path: Path, release: Path, tmp_path: Path) -> None:
+    """The issue's own check, as a user runs it: the release recorded, the seven logs with every state.json
+    removed and two crashed episodes' empty folders beside them, graded through `curate grade`."""
+    cat = Catalog(cat_path)
+    record_release(cat, release)
+    cat.close()
+    logs = episodes_copy(tmp_path / "logs")
+    for crashed in ("gui_temporal_pause_1", "gui_temporal_pause_2"):
+        (logs / "gui_action" / crashed).mkdir()
+    add_turns(logs / "close_end_application" / "moderation_9" / "log.json", REPORT_TAP)  # an extra report on 0
+    out = _cli(cat_path, tmp_path, str(logs), "--release", "v1.0.0", "--model", "Scripted",
+               "--out", str(tmp_path / "out"), "--json")
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout)
+    assert summary["crashed"] == ["Scripted/gui_temporal_pause_1", "Scripted/gui_temporal_pause_2"]
+    assert sum(c["rejected"] for c in summary["coverage"]) == 0
+    assert summary["index0_disagreements"] == ["Scripted/moderation_9"]
+    with (tmp_path / "out" / "episodes.csv").open(encoding="utf-8") as handle:
+        sr = {r["task_id"]: float(r["sr"]) for r in csv.DictReader(handle)}
+    assert sr == {**RESULTS, "moderation_9": 0.0}  # the runner's own SR except the index-0 disagreement
+    l1 = next(c for c in summary["coverage"] if c["tier"] == "L1")
+    assert (l1["crashed"], l1["attempted"], l1["graded"]) == (2, 6, 4)
+
+
+def test_the_issue_check_on_the_recorded_release(tmp_path):
+    extra = {"gui_action.json": [
+        {"task_id": f"gui_temporal_pause_{n}", "instruction": f"把第{n}个视频拖到一半",
+         "video_feed": element(next(EPISODES.rglob("gui_like_1/log.json")))["video_feed"], "eval_type": "platform",
+         "eval_config": [{"func": "eval_playback", "args": {"video_id": 0, "target_pct": 0.5}}]} for n in (1, 2)]}
+    _done_when(tmp_path / "c.duckdb", runner_dir(tmp_path / "v1", extra), tmp_path)
+
+
+@pytest.mark.skipif(not V1, reason="LIVINGSCREEN_V1 names no folder of the public v1 runner files")
+def test_the_issue_check_on_the_public_v1_release(tmp_path):
+    _done_when(tmp_path / "c.duckdb", Path(V1 or "."), tmp_path)
