@@ -23,18 +23,14 @@ def feeds_build(
     report: Annotated[bool, typer.Option(help="Write build/reports/feeds.html.")] = False,
 ) -> None:
     """Anchor cluster + r in [50%, 200%] unrelated distractors, shuffled."""
-    from curation.corpus.feed_export import feeds_report
     from curation.corpus.feeds import build_feed_set
 
-    cfg = config().feeds
+    path = Path(config().reports.dir) / "feeds.html" if report else None
     with open_catalog() as cat:
-        counts = build_feed_set(cat, cfg, n, seed, replace=replace, sources=config().sources)
-        if report:
-            path = feeds_report(cat, Path(config().reports.dir) / "feeds.html", cfg.ratio_min, cfg.ratio_max,
-                                config().sources)
+        counts = build_feed_set(cat, config().feeds, n, seed, replace=replace, sources=config().sources, report=path)
     typer.echo(f"{counts['feeds']:,} feeds (seed {seed}) from cluster run {counts['cluster_run']}: "
                f"{counts['written']:,} written" + ("" if counts["written"] else " (already up to date)"))
-    if report:
+    if path:
         typer.echo(f"  report: {path}")
 
 

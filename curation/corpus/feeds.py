@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import asdict, dataclass, fields
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -324,9 +325,23 @@ def insert_feeds(catalog: Catalog, feeds: list[Feed]) -> None:
 @stage("feeds", command="curate feeds build --n N --seed S",
        reads=("clusters", "cluster_members", "keyword_sets", "embeddings", "videos", "runs", "ls_tasks",
               "media_files", "media_outputs"),
-       writes=("feeds",), summary="anchor cluster + unrelated distractors, shuffled, versioned")
+       writes=("feeds", "report file (--report)"), summary="anchor cluster + unrelated distractors, shuffled, "
+       "versioned")
 def build_feed_set(run: StageRun, config: FeedsConfig, n: int, seed: int, cluster_run: str | None = None,
-                   replace: bool = False, sources: dict[str, SourceConfig] | None = None) -> dict[str, Any]:
+                   replace: bool = False, sources: dict[str, SourceConfig] | None = None,
+                   report: Path | None = None) -> dict[str, Any]:
+    """Build the feeds of `seed`; with `report`, write the feeds page there (its path joins the run's params)."""
+    counts = _build_feed_set(run, config, n, seed, cluster_run, replace, sources)
+    if report is not None:
+        from curation.corpus.feed_export import feeds_report  # it reads feeds through this module
+
+        run.params.update(report=str(report))
+        feeds_report(run.db, report, config.ratio_min, config.ratio_max, sources)
+    return counts
+
+
+def _build_feed_set(run: StageRun, config: FeedsConfig, n: int, seed: int, cluster_run: str | None,
+                    replace: bool, sources: dict[str, SourceConfig] | None) -> dict[str, Any]:
     catalog = run.db
     cluster_run = cluster_run or latest_cluster_run(catalog)
     if cluster_run is None:
