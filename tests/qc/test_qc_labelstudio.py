@@ -146,7 +146,8 @@ def test_pilot_feeds_are_the_same_for_everyone_and_too_little_overlap_says_so(qc
            [choices("tier", "L2"), choices("subcategory", "feature_analysis"), text("instruction", "视频中有几只猫？")])
     with Catalog(path) as cat:
         result = import_pilot(cat, tmp_path / "asked", round_name="pilot-s3-n9")  # a round typed wrong
-    assert result.unreported == f"no answers for round 'pilot-s3-n9' (rounds with answers: {sent['round']})"
+    assert result.unreported is not None and result.unreported.startswith(
+        "no answers for round 'pilot-s3-n9' (rounds with answers: ") and sent["round"] in result.unreported
     assert result.report is None and not (tmp_path / "asked").exists()
     rows = result.rounds[sent["round"]]
     assert [(r["annotator"], r["tier"], r["subcategory"]) for r in rows] == [("ana", "L2", "feature_analysis")]
