@@ -59,7 +59,7 @@ def feeds_edit(
 ) -> None:
     """Make a new version of a feed; earlier versions stay readable."""
     from curation.corpus.feed_edit import edit_feed
-    from curation.corpus.feed_export import format_ratio
+    from curation.corpus.feeds_report import format_ratio
 
     ops: list[dict[str, Any]] = []
     if delete:
@@ -107,7 +107,8 @@ def feeds_list(
     = None,
 ) -> None:
     """Feeds (latest versions): length, ratio, whether edited, who they went to, tasks written on them."""
-    from curation.corpus.feed_export import format_ratio, list_feeds
+    from curation.corpus.feed_export import list_feeds
+    from curation.corpus.feeds_report import format_ratio
 
     with open_catalog(read_only=True) as cat:
         rows = list_feeds(cat, seed, edited, sent)
@@ -121,7 +122,8 @@ def feeds_list(
 @feeds_app.command("drift")
 def feeds_drift(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Feeds whose distractor ratio left the design range after edits."""
-    from curation.corpus.feed_export import format_ratio, ratio_drift
+    from curation.corpus.feed_export import ratio_drift
+    from curation.corpus.feeds_report import format_ratio
 
     cfg = config().feeds
     with open_catalog(read_only=True) as cat:

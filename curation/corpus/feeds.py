@@ -25,6 +25,7 @@ from curation.core.errors import FeedError, PrerequisiteError
 from curation.core.stage import StageRun, stage
 from curation.corpus.cluster import clustering_space, latest_cluster_run
 from curation.corpus.embed import load_vectors
+from curation.corpus.feeds_report import feeds_report
 from curation.corpus.playable import playable_video_ids
 
 SIMILARITY_SAMPLE = 2048  # candidates whose similarities set a cluster's distractor threshold
@@ -333,10 +334,8 @@ def build_feed_set(run: StageRun, config: FeedsConfig, n: int, seed: int, cluste
     """Build the feeds of `seed`; with `report`, write the feeds page there (its path joins the run's params)."""
     counts = _build_feed_set(run, config, n, seed, cluster_run, replace, sources)
     if report is not None:
-        from curation.corpus.feed_export import feeds_report  # it reads feeds through this module
-
         run.params.update(report=str(report))
-        feeds_report(run.db, report, config.ratio_min, config.ratio_max, sources)
+        feeds_report(run.db, report, latest_feeds(run.db), config.ratio_min, config.ratio_max, sources)
     return counts
 
 

@@ -34,6 +34,7 @@ from curation.qc.prompts import (
     parse_platform_answer,
     platform_truth,
 )
+from curation.qc.shortcut_report import write_report
 from curation.tasks.lifecycle import move
 from curation.tasks.runner_format import catalog_task_rows
 from curation.tasks.taxonomy import load_taxonomy
@@ -173,8 +174,6 @@ def filter_shortcuts(run: StageRun, config: ShortcutConfig, report: Path | None 
     """Judge every valid task; with `report`, write this run's page there (its path joins the run's params)."""
     result = _filter_shortcuts(run, config)
     if report is not None:
-        from curation.qc.shortcut_report import write_report  # it reads a ShortcutRun from this module
-
         run.params.update(report=str(report))
         write_report(run.db, report, result)
     return result
