@@ -83,12 +83,12 @@ def qc_accept_imported(
 def qc_shortcut(report: Annotated[bool, typer.Option(help="Write the HTML report.")] = True) -> None:
     """Show each task's metadata-only view to the inspectors; discard what they solve."""
     from curation.qc.shortcut import filter_shortcuts
-    from curation.qc.shortcut_report import PAPER_RETENTION, write_report
+    from curation.qc.shortcut_report import PAPER_RETENTION
 
     cfg = config().qc.shortcut
+    path = Path(cfg.report) if report else None
     with open_catalog() as cat:
-        counts = filter_shortcuts(cat, cfg)
-        path = write_report(cat, Path(cfg.report), counts) if report else None
+        counts = filter_shortcuts(cat, cfg, report=path)
     judged = counts["passed"] + counts["discarded"]
     typer.echo(f"{counts['tasks']:,} tasks: {counts['passed']:,} passed, {counts['discarded']:,} discarded"
                f" (retention {counts['passed'] / max(judged, 1):.1%}; the paper kept {PAPER_RETENTION:.1%}), "
@@ -173,26 +173,18 @@ def calibrate_import(
 ) -> None:
     """The pilot answers back; agreement for the meeting as calibration.md and calibration.html."""
     from curation.core.errors import UsageError
-    from curation.qc.calibrate import fields_of, import_pilot
-    from curation.qc.calibration_report import figure, write_calibration
+    from curation.qc.calibrate import import_pilot
+    from curation.qc.calibration_report import figure
 
     with open_catalog() as cat:
-        result = import_pilot(cat)
-        newest = cat.scalar("SELECT round FROM qc_items WHERE purpose LIKE 'pilot%' ORDER BY created_at DESC LIMIT 1")
+        result = import_pilot(cat, Path(config().reports.dir), round_name)
     typer.echo(f"{result['answers']:,} pilot answers: {result['new']:,} new, {result['changed']:,} changed, "
                f"{result['unchanged']:,} unchanged; {result['unanswered']:,} pilot tasks not answered yet")
-    chosen = round_name or newest
-    if chosen is None:
-        raise UsageError("no pilot round has been sent: run `curate qc calibrate export` first")
-    rows = (result.rounds or {}).get(chosen)
-    if not rows:
-        known = ", ".join(sorted(result.rounds or {})) or "none yet"
-        raise UsageError(f"no answers for round {chosen!r} (rounds with answers: {known})")
-    md, page_path, agreement = write_calibration(rows, chosen, fields_of(chosen), Path(config().reports.dir),
-                                                 (result.members or {}).get(chosen))
-    typer.echo(f"round {chosen}: Krippendorff's alpha " + ", ".join(
-        f"{field} {figure(a.alpha)}" for field, a in agreement.items()))
-    typer.echo(f"  agenda: {md}\n  report: {page_path}")
+    if result.agreement is None:  # no round to report on, or none with answers
+        raise UsageError(str(result.unreported))
+    typer.echo(f"round {result.round}: Krippendorff's alpha " + ", ".join(
+        f"{field} {figure(a.alpha)}" for field, a in result.agreement.items()))
+    typer.echo(f"  agenda: {result.agenda}\n  report: {result.report}")
 
 
 @review_app.command("export")

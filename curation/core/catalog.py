@@ -478,3 +478,8 @@ class Catalog:
         return [r[0] for r in self.con.execute(
             "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' "
             "AND table_type = 'BASE TABLE' ORDER BY 1").fetchall()]
+
+    def row_counts(self, names: set[str] | list[str]) -> dict[str, int]:
+        """Rows in each of `names` that is a table of this catalog (other names are left out)."""
+        present = sorted(set(names) & set(self.tables()))
+        return {t: int(self.scalar(f"SELECT count(*) FROM {t}")) for t in present}

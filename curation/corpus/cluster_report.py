@@ -11,8 +11,7 @@ from typing import Any
 import numpy as np
 
 from curation.core.catalog import Catalog
-from curation.corpus.cluster import centre
-from curation.corpus.embed import load_vectors
+from curation.corpus.embed import centred_rows, load_vectors
 from curation.reports import histogram_svg, page, write
 
 QUALITY_FIGURES = [  # (key suffix, name, what it means)
@@ -65,21 +64,23 @@ def quality_table(stats: dict[str, Any]) -> str:
             + "".join(rows) + "</table>")
 
 
-def cluster_report(catalog: Catalog, run_id: str, model_id: str, path: Path,
-                   sample: int = 1500, seed: int = 0, titles_per_cluster: int = 4) -> Path:
+def cluster_report(catalog: Catalog, run_id: str, model_id: str, path: Path, sample: int = 1500, seed: int = 0,
+                   titles_per_cluster: int = 4, counts: dict[str, Any] | None = None) -> Path:
+    """The clusters page; `counts` are the run's (read from `runs` unless the run is still open)."""
     esc = html.escape
     video_ids, vectors = load_vectors(catalog, model_id)
     rng = np.random.default_rng(seed)
     pick = rng.choice(len(video_ids), size=min(sample, len(video_ids)), replace=False)
     raw = vectors[pick] @ vectors[pick].T
-    centred_all = centre(vectors)
+    centred_all = centred_rows(vectors, vectors.mean(axis=0, keepdims=True)).astype(np.float64)  # as clustering
     cen = centred_all[pick] @ centred_all[pick].T
     upper = np.triu_indices(len(pick), k=1)
     clusters = catalog.rows("SELECT * FROM clusters WHERE run_id = ? ORDER BY size DESC, cluster_id", [run_id])
     total, noise = catalog.con.execute(
         "SELECT count(*), count(*) FILTER (cluster_id < 0) FROM cluster_members WHERE run_id = ?",
         [run_id]).fetchone()
-    counts = json.loads(catalog.scalar("SELECT counts FROM runs WHERE run_id = ?", [run_id]) or "{}")
+    if counts is None:
+        counts = json.loads(catalog.scalar("SELECT counts FROM runs WHERE run_id = ?", [run_id]) or "{}")
     titles: dict[int, list[str]] = {}
     for cluster_id, caption in catalog.con.execute("""
             SELECT m.cluster_id, coalesce(v.title, v.description, array_to_string(v.keywords, ' '))

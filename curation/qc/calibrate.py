@@ -28,6 +28,8 @@ from curation.corpus.feeds import Feed, latest_feeds, load_feed
 from curation.labelstudio.accounts import ExportResult
 from curation.labelstudio.projects import annotation_sha, latest_annotation, read_fields
 from curation.labelstudio.render import render_feed
+from curation.qc.agreement import Agreement
+from curation.qc.calibration_report import write_calibration
 from curation.qc.workspace import open_session, person_project, returned_tasks, send_missing
 from curation.tasks.syntax import parse_options
 
@@ -175,12 +177,44 @@ def export_pilot(run: StageRun, annotators: list[str], pilot: int | None = None,
 class CalibrationResult(RunResult):
     rounds: dict[str, list[dict[str, Any]]] | None = None  # round -> its answers
     members: dict[str, list[str]] | None = None  # round -> everyone it was sent to
+    round: str | None = None  # the round the meeting's papers are about
+    agenda: Path | None = None  # calibration.md
+    report: Path | None = None  # calibration.html
+    agreement: dict[str, Agreement] | None = None  # field -> agreement over that round
+    unreported: str | None = None  # why no papers were written although they were asked for
 
 
 @stage("qc-calibrate-import", command="curate qc calibrate import", batched=True,
-       reads=("qc_projects", "qc_items", "calibration_answers"), writes=("calibration_answers",),
+       reads=("qc_projects", "qc_items", "calibration_answers"),
+       writes=("calibration_answers", "calibration.md and .html (with reports_dir)"),
        summary="the pilot answers back, for the agreement figures of the calibration meeting")
-def import_pilot(run: StageRun) -> CalibrationResult:
+def import_pilot(run: StageRun, reports_dir: Path | None = None, round_name: str | None = None) -> CalibrationResult:
+    """The answers back; with `reports_dir`, the meeting's papers over `round_name` (default: the newest round)."""
+    result = _import_answers(run)
+    if reports_dir is not None:
+        _write_papers(run, result, reports_dir, round_name)
+    return result
+
+
+def _write_papers(run: StageRun, result: CalibrationResult, reports_dir: Path, round_name: str | None) -> None:
+    chosen = round_name or run.db.scalar(
+        "SELECT round FROM qc_items WHERE purpose LIKE 'pilot%' ORDER BY created_at DESC LIMIT 1")
+    run.params.update(round=chosen, reports_dir=str(reports_dir))
+    if chosen is None:
+        result.unreported = "no pilot round has been sent: run `curate qc calibrate export` first"
+        return
+    rows = (result.rounds or {}).get(chosen)
+    if not rows:
+        known = ", ".join(sorted(result.rounds or {})) or "none yet"
+        result.unreported = f"no answers for round {chosen!r} (rounds with answers: {known})"
+        return
+    result.round = chosen
+    result.agenda, result.report, result.agreement = write_calibration(
+        rows, chosen, fields_of(chosen), reports_dir, (result.members or {}).get(chosen))
+    run.params.update(agenda=str(result.agenda), report=str(result.report))
+
+
+def _import_answers(run: StageRun) -> CalibrationResult:
     catalog = run.db
     session = open_session()
     run.counts.update(answers=0, new=0, changed=0, unchanged=0, unanswered=0)

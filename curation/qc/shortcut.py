@@ -13,6 +13,7 @@ import hashlib
 import json
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -33,6 +34,7 @@ from curation.qc.prompts import (
     parse_platform_answer,
     platform_truth,
 )
+from curation.qc.shortcut_report import write_report
 from curation.tasks.lifecycle import move
 from curation.tasks.runner_format import catalog_task_rows
 from curation.tasks.taxonomy import load_taxonomy
@@ -166,9 +168,18 @@ class ShortcutRun(RunResult):
 
 @stage("qc-shortcut", command="curate qc shortcut", batched=True,
        reads=("tasks", "feeds", "videos", "llm_calls", "shortcut_verdicts", "task_transitions"),
-       writes=("llm_calls", "shortcut_verdicts", "task_transitions"),
+       writes=("llm_calls", "shortcut_verdicts", "task_transitions", "report file"),
        summary="discard tasks that titles, hashtags and bios give away; model answers cached")
-def filter_shortcuts(run: StageRun, config: ShortcutConfig) -> ShortcutRun:
+def filter_shortcuts(run: StageRun, config: ShortcutConfig, report: Path | None = None) -> ShortcutRun:
+    """Judge every valid task; with `report`, write this run's page there (its path joins the run's params)."""
+    result = _filter_shortcuts(run, config)
+    if report is not None:
+        run.params.update(report=str(report))
+        write_report(run.db, report, result)
+    return result
+
+
+def _filter_shortcuts(run: StageRun, config: ShortcutConfig) -> ShortcutRun:
     catalog = run.db
     inspectors = make_inspectors(config.inspectors)
     decisive = verdict_config(config, inspectors)
