@@ -66,7 +66,7 @@ def _check_export(annotators: list[str], *_: Any, add: list[str] | None = None, 
         raise UsageError("give at least one annotator: --annotators alice,bob (new people with --add NAME)")
 
 
-@stage("annotate-export", command="curate annotate export --annotators a,b [--add c]", batched=True,
+@stage("annotate-export", command="curate annotate export --annotators a,b", batched=True,
        reads=("feeds", "videos", "comments", "media_outputs", "ls_projects", "ls_tasks", "tasks", "qc_projects",
               "people"),
        writes=("ls_projects", "ls_tasks", "people"), check=_check_export,
