@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from curation.cli.base import app, config, open_catalog
+from curation.cli.base import ADD_HELP, app, config, open_catalog
 
 qc_app = typer.Typer(no_args_is_help=True, help="Quality control of tasks.")
 app.add_typer(qc_app, name="qc")
@@ -146,7 +146,9 @@ def _show_passwords(result) -> None:
 
 @calibrate_app.command("export")
 def calibrate_export(
-    annotators: Annotated[str, typer.Option(help="Comma-separated annotators; each gets the same pilot batch.")],
+    annotators: Annotated[str | None, typer.Option(
+        help="Comma-separated annotators the catalog knows; each gets the same pilot batch.")] = None,
+    add: Annotated[list[str] | None, typer.Option(help=ADD_HELP)] = None,
     pilot: Annotated[int | None, typer.Option(help="Number of pilot feeds; annotators write a task on each.")]
     = None,
     seed: Annotated[int, typer.Option(help="Chooses the pilot feeds.")] = 0,
@@ -159,8 +161,8 @@ def calibrate_export(
     from curation.qc.calibrate import export_pilot
 
     with open_catalog() as cat:
-        result = export_pilot(cat, annotators.split(","), pilot, seed, questions, Path(config().media.output_dir),
-                              passwords)
+        result = export_pilot(cat, (annotators or "").split(","), pilot, seed, questions,
+                              Path(config().media.output_dir), passwords, add=add)
     typer.echo(f"pilot round {result['round']}: {result['items']} items per annotator; {result['sent']:,} tasks "
                f"sent, {result['already_sent']:,} already there; {result['accounts_created']} accounts created")
     _show_passwords(result)
@@ -189,7 +191,9 @@ def calibrate_import(
 
 @review_app.command("export")
 def review_export(
-    reviewers: Annotated[str, typer.Option(help="Comma-separated reviewers (annotators); nobody gets their own task.")],
+    reviewers: Annotated[str | None, typer.Option(
+        help="Comma-separated reviewers the catalog knows; nobody gets their own task.")] = None,
+    add: Annotated[list[str] | None, typer.Option(help=ADD_HELP)] = None,
     seed: Annotated[int, typer.Option(help="Breaks ties in the assignment.")] = 0,
     passwords: Annotated[Path | None, typer.Option(help=PASSWORDS_HELP)] = None,
 ) -> None:
@@ -197,7 +201,8 @@ def review_export(
     from curation.qc.review import export_reviews
 
     with open_catalog() as cat:
-        result = export_reviews(cat, reviewers.split(","), seed, Path(config().media.output_dir), passwords)
+        result = export_reviews(cat, (reviewers or "").split(","), seed, Path(config().media.output_dir), passwords,
+                                add=add)
     typer.echo(f"{result['tasks']:,} tasks to review: {result['sent']:,} sent, {result['already_sent']:,} already "
                "there; " + ", ".join(f"{p} {n:,}" for p, n in sorted(result["per_reviewer"].items())))
     _show_passwords(result)
@@ -218,14 +223,16 @@ def review_import() -> None:
 @adjudicate_app.command("export")
 def adjudicate_export(
     members: Annotated[str | None, typer.Option(
-        help="Comma-separated people who decide; each gets an account that can open the project.")] = None,
+        help="Comma-separated people the catalog knows who decide; each gets an account that can open the "
+        "project.")] = None,
+    add: Annotated[list[str] | None, typer.Option(help=ADD_HELP)] = None,
     passwords: Annotated[Path | None, typer.Option(help=PASSWORDS_HELP)] = None,
 ) -> None:
     """Every escalated task, with both answers, flags and comment, into the adjudication project."""
     from curation.qc.adjudicate import export_adjudication
 
     with open_catalog() as cat:
-        c = export_adjudication(cat, Path(config().media.output_dir), (members or "").split(","), passwords)
+        c = export_adjudication(cat, Path(config().media.output_dir), (members or "").split(","), passwords, add=add)
     typer.echo(f"{c['escalated']:,} escalated tasks: {c['sent']:,} sent, {c['already_sent']:,} already there; "
                f"{c['accounts_created']} accounts created")
     _show_passwords(c)

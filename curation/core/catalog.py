@@ -324,6 +324,12 @@ MIGRATIONS: list[str] = [
     ALTER TABLE episode_grades ADD COLUMN state_unknown VARCHAR;
     ALTER TABLE episode_grades ADD COLUMN defective VARCHAR;
     """,
+    # 19: the people whose Label Studio accounts the toolkit made or used. Options that name people
+    # accept only known names (a typo must not become a new account); the deciding group's members
+    # have no project of their own, so this is where they are known from
+    """
+    CREATE TABLE people (name VARCHAR NOT NULL PRIMARY KEY, added_at TIMESTAMP, run_id VARCHAR);
+    """,
 ]
 
 

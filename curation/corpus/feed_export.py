@@ -36,12 +36,13 @@ def export_feeds(run: StageRun, out_dir: Path) -> list[Feed]:
 
 def list_feeds(catalog: Catalog, seed: int | None = None, edited: bool | None = None,
                sent: bool | None = None) -> list[dict[str, Any]]:
-    """Latest feed versions with who they went to; filters are None (any), True or False."""
+    """Latest feed versions with who they went to and the tasks written on them (each task once, at
+    its latest version, not once per version); filters are None (any), True or False."""
     rows = catalog.rows("""
         SELECT f.feed_id, f.version, f.seed, len(f.video_feed) AS videos, f.ratio, f.version > 1 AS edited,
                (SELECT string_agg(DISTINCT t.annotator, ',' ORDER BY t.annotator) FROM ls_tasks t
                 WHERE t.feed_id = f.feed_id) AS sent_to,
-               (SELECT count(*) FROM tasks k WHERE k.feed_id = f.feed_id) AS tasks
+               (SELECT count(DISTINCT k.task_id) FROM latest_tasks k WHERE k.feed_id = f.feed_id) AS tasks
         FROM latest_feeds f WHERE ($seed IS NULL OR f.seed = $seed) ORDER BY f.feed_id""", {"seed": seed})
     return [r for r in rows if (edited is None or r["edited"] == edited)
             and (sent is None or (r["sent_to"] is not None) == sent)]

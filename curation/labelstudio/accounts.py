@@ -26,6 +26,7 @@ from curation.core.catalog import Catalog
 from curation.core.errors import AnnotationError, InputError, PrerequisiteError, UsageError
 from curation.core.stage import RunResult
 from curation.labelstudio.client import base_url, ls_call
+from curation.labelstudio.people import remember_person
 from curation.labelstudio.server import label_studio_bin
 
 PASSWORD_ENV = "LABEL_STUDIO_ANNOTATOR_PASSWORD"
@@ -230,9 +231,10 @@ class ExportResult(RunResult):
 
 
 def ensure_account(catalog: Catalog, annotator: str, admin_email: str, from_file: dict[str, str],
-                   result: ExportResult) -> Account:
+                   result: ExportResult, run_id: str | None = None) -> Account:
     """The annotator's account and organization. A known annotator keeps their password unless the
-    password file names them; a project made before organizations moves into theirs."""
+    password file names them; a project made before organizations moves into theirs. The caller
+    has checked the name (curation/labelstudio/people.py): this makes any account it is given."""
     url = base_url()
     known = catalog.rows("SELECT project_id, annotator_user_id, organization_id FROM ls_projects "
                          "WHERE base_url = ? AND annotator = ?", [url, annotator])
@@ -241,6 +243,7 @@ def ensure_account(catalog: Catalog, annotator: str, admin_email: str, from_file
                              "AND organization_id IS NOT NULL", [url, annotator])
     for found in (known, elsewhere):
         if found and found[0]["organization_id"] is not None and annotator not in from_file:
+            remember_person(catalog, annotator, run_id)
             return Account(annotator, annotator_email(annotator), found[0]["annotator_user_id"],
                            found[0]["organization_id"], False, None)
     password, generated = choose_password(annotator, from_file)
@@ -252,4 +255,5 @@ def ensure_account(catalog: Catalog, annotator: str, admin_email: str, from_file
     if generated and account.created:
         result.passwords[annotator] = password
     result.counts["accounts_created"] += account.created
+    remember_person(catalog, annotator, run_id)
     return account

@@ -26,6 +26,7 @@ from curation.core.resources import resource_text
 from curation.core.stage import RunResult, StageRun, stage
 from curation.corpus.feeds import Feed, latest_feeds, load_feed
 from curation.labelstudio.accounts import ExportResult
+from curation.labelstudio.people import check_people, split_names
 from curation.labelstudio.projects import annotation_sha, latest_annotation, read_fields
 from curation.labelstudio.render import render_feed
 from curation.qc.agreement import Agreement
@@ -124,22 +125,23 @@ def _pilot_item(catalog: Any, item: PilotItem, round_name: str, media: Path
 
 
 def _check_export(annotators: list[str], pilot: int | None = None, seed: int = 0, questions: Path | None = None,
-                  *_: Any, **__: Any) -> None:
-    if len({a.strip() for a in annotators if a.strip()}) < 2:
-        raise UsageError("calibration needs at least two annotators: --annotators alice,bob")
+                  *_: Any, add: list[str] | None = None, **__: Any) -> None:
+    if len(set(split_names(annotators)) | set(split_names(add))) < 2:
+        raise UsageError("calibration needs at least two annotators: --annotators alice,bob (new people with --add)")
     if (pilot is None) == (questions is None):
         raise UsageError("give either --pilot N (annotators write tasks on N feeds) or --questions FILE")
 
 
 @stage("qc-calibrate-export", command="curate qc calibrate export --annotators a,b,c --pilot N", batched=True,
-       reads=("feeds", "videos", "comments", "media_outputs", "ls_projects", "qc_projects", "qc_items"),
-       writes=("qc_projects", "qc_items"), check=_check_export,
+       reads=("feeds", "videos", "comments", "media_outputs", "ls_projects", "qc_projects", "qc_items", "people"),
+       writes=("qc_projects", "qc_items", "people"), check=_check_export,
        summary="the same pilot feeds (or fixed questions) into a pilot project of every annotator's own")
 def export_pilot(run: StageRun, annotators: list[str], pilot: int | None = None, seed: int = 0,
                  questions: Path | None = None, media_root: Path | None = None,
-                 passwords: Path | None = None) -> ExportResult:
+                 passwords: Path | None = None, add: list[str] | None = None) -> ExportResult:
+    """`annotators` must be people the catalog knows; `add` names new people (accounts made here)."""
     catalog = run.db
-    people = sorted({a.strip() for a in annotators if a.strip()})
+    people = check_people(catalog, split_names(annotators), split_names(add), "annotator")
     if questions is not None:
         items = read_questions(questions, run)
         round_name = f"questions-{hashlib.sha256(questions.read_bytes()).hexdigest()[:10]}"
@@ -156,7 +158,7 @@ def export_pilot(run: StageRun, annotators: list[str], pilot: int | None = None,
                   for f in choose_pilot(latest_feeds(catalog), int(pilot or 0), seed)])
         label_config = resource_text("authoring.xml")
         purpose = PURPOSES[0]
-    run.params.update(annotators=people, round=round_name, pilot=pilot, seed=seed,
+    run.params.update(annotators=people, added=split_names(add), round=round_name, pilot=pilot, seed=seed,
                       questions=str(questions) if questions else None)
     result = ExportResult(run.counts)
     run.counts.update(round=round_name, items=len(items), sent=0, already_sent=0, accounts_created=0)

@@ -40,7 +40,7 @@ def person_project(run: StageRun, session: Session, result: ExportResult, purpos
                    label_config: str, title: str, description: str, media_root: Path | None) -> Iterator[int]:
     """Inside the person's organization, their project for `purpose` (made when missing)."""
     catalog = run.db
-    account = ensure_account(catalog, person, session.admin_email, session.passwords, result)
+    account = ensure_account(catalog, person, session.admin_email, session.passwords, result, run.run_id)
     with in_organization(session.client, session.admin_id, account.organization_id, session.home):
         with catalog.transaction():
             project_id = ensure_project(

@@ -44,7 +44,8 @@ def qc_env(clustered_catalog_file, label_studio, tmp_path_factory):
     with Catalog(path) as cat:
         feeds = planted_catalog(cat, 9, seed=31)
         for n, person in enumerate(PEOPLE):  # three feeds each, so that everyone authors
-            export_to_label_studio(cat, [person], label_studio["media"], feed_ids=feeds[3 * n:3 * n + 3])
+            export_to_label_studio(cat, [], label_studio["media"], feed_ids=feeds[3 * n:3 * n + 3],
+                                   add=[person])
     sessions = {p: login(label_studio["url"], f"{p}@annotators.local", label_studio["annotator_password"])
                 for p in PEOPLE}
     return path, feeds, sessions
@@ -250,7 +251,7 @@ def test_blind_review_escalation_adjudication_and_a_revision_going_round_again(q
         assert import_reviews(cat)["unchanged"] == 5
 
         cases = run_traced(cat, "qc-adjudicate-export", lambda: export_adjudication(cat, label_studio["media"],
-                                                                                     members=["lena"]))
+                                                                                     add=["lena"]))
         assert (cases["escalated"], cases["sent"], cases["accounts_created"]) == (3, 3, 1)
         assert export_adjudication(cat, label_studio["media"])["sent"] == 0
         adjudication = {r["task_id"]: r for r in cat.rows("SELECT * FROM qc_items WHERE purpose = 'adjudication'")}
