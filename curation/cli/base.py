@@ -87,7 +87,7 @@ def report_bug(kind: type[BaseException], exc: BaseException, trace: TracebackTy
         return
     summary = traceback.format_exception_only(kind, exc)[0].strip().splitlines()[0]
     print(f"error: unexpected {summary} (a bug, not bad input)\n  {kept[0]}\n"
-          "  run again with --debug (before the command) to print the traceback here", file=sys.stderr)
+          "  `curate --debug ...` prints it here", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -30,7 +30,7 @@ from curation.core.progress import progress
 
 T = TypeVar("T")
 # the start of the note a failed run adds to its exception: the CLI prints it instead of the traceback
-FAILED_RUN_NOTE = "the catalog keeps this traceback:"
+FAILED_RUN_NOTE = "its traceback is kept in the catalog"
 STAGES: dict[str, Stage] = {}
 
 
@@ -126,8 +126,8 @@ class Stage:
         except Exception as exc:  # recorded, then raised on unchanged
             if not outer:
                 self._close(run, "failed", f"{type(exc).__name__}: {exc}"[:2000], traceback.format_exc()[-20000:])
-                exc.add_note(f"{FAILED_RUN_NOTE} run {run.run_id} (stage {self.name}, status failed) "
-                             f"in the catalog {catalog.path}, column runs.traceback")
+                exc.add_note(f"{FAILED_RUN_NOTE} {catalog.path}: runs.traceback of run {run.run_id} "
+                             f"(stage {self.name}, failed)")
             raise
         return result
 
