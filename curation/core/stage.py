@@ -25,11 +25,12 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from curation.core.catalog import Catalog, code_version, now
+from curation.core.errors import CurationError
 from curation.core.executor import Resources
 from curation.core.progress import progress
 
 T = TypeVar("T")
-# the start of the note a failed run adds to its exception: the CLI prints it instead of the traceback
+# the start of the note a run adds to a bug that failed it: the CLI prints it instead of the traceback
 FAILED_RUN_NOTE = "its traceback is kept in the catalog"
 STAGES: dict[str, Stage] = {}
 
@@ -126,8 +127,9 @@ class Stage:
         except Exception as exc:  # recorded, then raised on unchanged
             if not outer:
                 self._close(run, "failed", f"{type(exc).__name__}: {exc}"[:2000], traceback.format_exc()[-20000:])
-                exc.add_note(f"{FAILED_RUN_NOTE} {catalog.path}: runs.traceback of run {run.run_id} "
-                             f"(stage {self.name}, failed)")
+                if not isinstance(exc, CurationError):  # a bug: say where its traceback is kept
+                    exc.add_note(f"{FAILED_RUN_NOTE} {catalog.path}: runs.traceback of run {run.run_id} "
+                                 f"(stage {self.name}, failed)")
             raise
         return result
 

@@ -117,3 +117,12 @@ def test_a_stage_inside_another_leaves_the_record_to_the_outer_run(catalog):
     assert [(r["stage"], r["status"]) for r in runs] == [("toy-outer", "failed")]  # the inner row rolled back
     assert "KeyError: 'inner'" in runs[0]["traceback"] and "in outer" in runs[0]["traceback"]
     assert len(raised.value.__notes__) == 1
+
+
+def test_a_project_error_keeps_its_traceback_too_and_its_message_unchanged(catalog):
+    with pytest.raises(CurationError) as raised:
+        ONE(catalog, CurationError("feed-1 is not in the catalog"))
+    assert not getattr(raised.value, "__notes__", None)  # the CLI prints it as one line, as it was
+    run = catalog.rows("SELECT error, traceback FROM runs")[0]
+    assert run["error"] == "CurationError: feed-1 is not in the catalog"
+    assert "in _writes_then_raises" in run["traceback"]
