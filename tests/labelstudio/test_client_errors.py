@@ -8,12 +8,12 @@ import socket
 import pytest
 from label_studio_sdk import LabelStudio
 
-from curation.annotate.client import ls_call
 from curation.core.catalog import Catalog
 from curation.core.config import load_config
 from curation.core.errors import AnnotationError
 from curation.core.services import free_port
 from curation.corpus.feeds import build_feed_set
+from curation.labelstudio.client import ls_call
 from tests.cli.planted import curate_with_bug, last_run
 from tests.cli.test_cli import curate
 
