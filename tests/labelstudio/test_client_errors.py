@@ -30,7 +30,7 @@ def exportable(cat: Catalog) -> str:
 def test_a_bug_while_connecting_is_not_an_unreachable_server(clustered_catalog, label_studio):
     db = exportable(clustered_catalog)
     out = curate_with_bug("label_studio_sdk.users.client:UsersClient.whoami", "RuntimeError:injected",
-                          "--catalog", db, "annotate", "export", "--annotators", "zed")
+                          "--catalog", db, "annotate", "export", "--add", "zed")
     assert out.returncode == 1
     assert out.stderr.startswith("error: unexpected RuntimeError: injected (a bug, not bad input)"), out.stderr
     assert "reachable" not in out.stderr
@@ -44,7 +44,7 @@ def test_a_bug_while_connecting_is_not_an_unreachable_server(clustered_catalog, 
 def test_a_bug_inside_a_call_is_not_a_refusal_or_silence(clustered_catalog, label_studio):
     db = exportable(clustered_catalog)
     out = curate_with_bug("label_studio_sdk.projects.client_ext:ProjectsClientExt.import_tasks",
-                          "KeyError:task_ids", "--catalog", db, "annotate", "export", "--annotators", "zed")
+                          "KeyError:task_ids", "--catalog", db, "annotate", "export", "--add", "zed")
     assert out.returncode == 1
     assert out.stderr.startswith("error: unexpected KeyError: 'task_ids'"), out.stderr
     assert "refused" not in out.stderr and "did not answer" not in out.stderr
@@ -59,7 +59,7 @@ def test_a_closed_port_is_still_not_reachable_in_one_line(clustered_catalog, lab
     db = exportable(clustered_catalog)
     closed = f"http://127.0.0.1:{free_port()}"
     monkeypatch.setenv("LABEL_STUDIO_URL", closed)
-    out = curate("--catalog", db, "annotate", "export", "--annotators", "zed")
+    out = curate("--catalog", db, "annotate", "export", "--add", "zed")
     assert out.returncode == 1
     assert out.stderr.strip().splitlines() == [f"error: Label Studio at {closed} is not reachable (ConnectError)"]
     with Catalog(db) as cat:

@@ -25,7 +25,7 @@ def feeds_catalog(cat: Catalog) -> tuple[str, list[str]]:
 def test_a_bug_looking_up_a_feed_is_a_failed_run_not_a_missing_feed(clustered_catalog, tmp_path):
     db, ids = feeds_catalog(clustered_catalog)
     out = curate_with_bug("curation.qc.calibrate:load_feed", "KeyError:feed_id", "--catalog", db,
-                          "qc", "calibrate", "export", "--annotators", "ivo,uma", "--questions",
+                          "qc", "calibrate", "export", "--add", "ivo,uma", "--questions",
                           str(questions_on(tmp_path, ids[0])))
     assert out.returncode == 1
     assert out.stderr.startswith("error: unexpected KeyError: 'feed_id' (a bug, not bad input)"), out.stderr
@@ -40,7 +40,7 @@ def test_a_bug_looking_up_a_feed_is_a_failed_run_not_a_missing_feed(clustered_ca
 def test_a_feed_id_with_a_typo_is_still_named_as_not_in_the_catalog(clustered_catalog, tmp_path):
     db, ids = feeds_catalog(clustered_catalog)
     typo = ids[0].replace("-00", "-0O", 1)  # a letter O for a zero, as people type it
-    out = curate("--catalog", db, "qc", "calibrate", "export", "--annotators", "ivo,uma",
+    out = curate("--catalog", db, "qc", "calibrate", "export", "--add", "ivo,uma",
                  "--questions", str(questions_on(tmp_path, typo)))
     assert out.returncode == 1
     assert out.stderr.strip().splitlines() == [
