@@ -1,11 +1,14 @@
 """The Typer app, what every command shares (config, the catalog), and the one error
 boundary: a `CurationError` becomes one line on stderr and its exit code (1 bad input,
-2 usage); anything else is a bug and keeps its traceback."""
+2 usage); anything else is a bug: exit 1, and its traceback is printed, or, when a stage
+run already kept it in the catalog, one line says where (`--debug` prints it anyway)."""
 
 from __future__ import annotations
 
 import sys
+import traceback
 from pathlib import Path
+from types import TracebackType
 from typing import Annotated, Any
 
 import click
@@ -15,6 +18,7 @@ from rich.console import Console
 from curation.core.catalog import Catalog
 from curation.core.config import Config, ExecutorConfig, load_config
 from curation.core.errors import CurationError, PrerequisiteError, UsageError
+from curation.core.stage import FAILED_RUN_NOTE
 
 # Typer 0.2x parses with a vendored copy of click whose exceptions are not click's own.
 USAGE_ERRORS: tuple[type[Exception], ...] = (click.ClickException,)
@@ -65,14 +69,31 @@ def main_options(
     catalog: Annotated[Path | None, typer.Option(help="Catalog file (default: [catalog] path).")] = None,
     config_file: Annotated[Path | None, typer.Option(
         "--config", help="TOML laid over the defaults (default: $CURATE_CONFIG or ./curation.toml).")] = None,
+    debug: Annotated[bool, typer.Option(
+        "--debug", help="On a bug, print the whole traceback here, not only where the catalog keeps it.")] = False,
 ) -> None:
+    STATE["debug"] = debug
     STATE["config"] = load_config(config_file)
     STATE["catalog"] = catalog
+
+
+def report_bug(kind: type[BaseException], exc: BaseException, trace: TracebackType | None) -> None:
+    """What an exception no one meant looks like (installed as `sys.excepthook`; Python then exits 1):
+    a run that recorded it as failed gets one line and where its traceback is kept; anything
+    else prints its traceback, which nothing else keeps."""
+    kept = [n for n in getattr(exc, "__notes__", None) or [] if n.startswith(FAILED_RUN_NOTE)]
+    if STATE.get("debug") or not kept or not isinstance(exc, Exception):
+        sys.__excepthook__(kind, exc, trace)
+        return
+    summary = traceback.format_exception_only(kind, exc)[0].strip().splitlines()[0]
+    print(f"error: unexpected {summary} (a bug, not bad input)\n  {kept[0]}\n"
+          "  `curate --debug ...` prints it here", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> None:
     """`curate`: run the command; user-facing failures are one line, bugs keep their traceback."""
     command = typer.main.get_command(app)
+    sys.excepthook = report_bug
     try:
         code = command.main(args=argv, prog_name="curate", standalone_mode=False)
     except CurationError as exc:

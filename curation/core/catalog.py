@@ -330,6 +330,9 @@ MIGRATIONS: list[str] = [
     """
     CREATE TABLE people (name VARCHAR NOT NULL PRIMARY KEY, added_at TIMESTAMP, run_id VARCHAR);
     """,
+    # 20: a failed run keeps its traceback beside the one-line error: an unexpected exception is a bug
+    # to be read later, and the CLI prints only where it is kept
+    "ALTER TABLE runs ADD COLUMN traceback VARCHAR;",
 ]
 
 

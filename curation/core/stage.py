@@ -9,8 +9,8 @@ function that does the work. One runner owns everything around that function.
 
     build_keyword_sets(catalog, config)     # runs it: a row in `runs`, one transaction
 
-The runner writes the run row (running -> ok | failed with the error | interrupted
-when a later run finds it still running), wraps the work in one transaction unless
+The runner writes the run row (running -> ok | failed with the error and its traceback |
+interrupted when a later run finds it still running), wraps the work in one transaction unless
 the stage commits in batches (`batched=True`, for resumable work), and records the
 parameters and counts. `curate describe` prints from the same objects.
 """
@@ -18,16 +18,20 @@ parameters and counts. `curate describe` prints from the same objects.
 from __future__ import annotations
 
 import json
+import traceback
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from curation.core.catalog import Catalog, code_version, now
+from curation.core.errors import CurationError
 from curation.core.executor import Resources
 from curation.core.progress import progress
 
 T = TypeVar("T")
+# the start of the note a run adds to a bug that failed it: the CLI prints it instead of the traceback
+FAILED_RUN_NOTE = "its traceback is kept in the catalog"
 STAGES: dict[str, Stage] = {}
 
 
@@ -120,17 +124,20 @@ class Stage:
             if not outer:
                 self._close(run, "interrupted", "stopped by the user")
             raise
-        except Exception as exc:
+        except Exception as exc:  # recorded, then raised on unchanged
             if not outer:
-                self._close(run, "failed", f"{type(exc).__name__}: {exc}"[:2000])
+                self._close(run, "failed", f"{type(exc).__name__}: {exc}"[:2000], traceback.format_exc()[-20000:])
+                if not isinstance(exc, CurationError):  # a bug: say where its traceback is kept
+                    exc.add_note(f"{FAILED_RUN_NOTE} {catalog.path}: runs.traceback of run {run.run_id} "
+                                 f"(stage {self.name}, failed)")
             raise
         return result
 
     @staticmethod
-    def _close(run: StageRun, status: str, error: str | None = None) -> None:
+    def _close(run: StageRun, status: str, error: str | None = None, trace: str | None = None) -> None:
         run.db.con.execute(
-            "UPDATE runs SET finished_at = ?, status = ?, params = ?, counts = ?, error = ? WHERE run_id = ?",
-            [now(), status, _json(run.params), _json(run.counts), error, run.run_id])
+            "UPDATE runs SET finished_at = ?, status = ?, params = ?, counts = ?, error = ?, traceback = ? "
+            "WHERE run_id = ?", [now(), status, _json(run.params), _json(run.counts), error, trace, run.run_id])
 
     def describe(self, counts: dict[str, int] | None = None) -> str:
         def show(tables: tuple[str, ...]) -> str:

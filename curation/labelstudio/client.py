@@ -23,6 +23,7 @@ def annotator_url() -> str:
 
 def ls_call(what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
     """A Label Studio call whose failure is one clear line (AnnotationError), not a traceback."""
+    import httpx
     from label_studio_sdk.core.api_error import ApiError
 
     try:
@@ -33,16 +34,13 @@ def ls_call(what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         detail = " ".join(str(part) for part in (body.get("detail"), body.get("validation_errors")) if part)
         raise AnnotationError(f"Label Studio refused {what}: HTTP {exc.status_code}"
                               + (f" ({detail[:300]})" if detail else "")) from None
-    except OSError as exc:
+    except (OSError, httpx.HTTPError) as exc:  # httpx's transport errors and timeouts are not OSErrors
         raise AnnotationError(f"Label Studio did not answer {what} ({type(exc).__name__})") from None
-    except Exception as exc:  # httpx's transport errors are not OSErrors
-        if type(exc).__module__.startswith("httpx"):
-            raise AnnotationError(f"Label Studio did not answer {what} ({type(exc).__name__})") from None
-        raise
 
 
 def connect() -> Any:
     """A checked client: one clear error when the server is down or the token is wrong."""
+    import httpx
     from label_studio_sdk import LabelStudio
     from label_studio_sdk.core.api_error import ApiError
 
@@ -56,7 +54,7 @@ def connect() -> Any:
             raise AnnotationError(f"Label Studio at {url} refused the API key "
                                   f"(HTTP {exc.status_code})") from None
         raise AnnotationError(f"Label Studio at {url} answered HTTP {exc.status_code}") from None
-    except Exception as exc:  # httpx raises several connection error types
+    except (OSError, httpx.HTTPError) as exc:  # refused, reset, timed out, a name that does not resolve
         raise AnnotationError(f"Label Studio at {url} is not reachable "
                               f"({type(exc).__name__})") from None
     return client

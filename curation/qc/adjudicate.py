@@ -17,6 +17,7 @@ from typing import Any
 
 from curation.core.catalog import Catalog, now
 from curation.core.config import SourceConfig
+from curation.core.errors import AnnotationError
 from curation.core.progress import note
 from curation.core.resources import resource_text
 from curation.core.stage import StageRun, stage
@@ -153,7 +154,7 @@ def _who(session: Session, fields: dict[str, Any], annotation: dict[str, Any]) -
     user = annotation.get("completed_by")
     try:
         return str(ls_call("who decided", session.client.users.get, id=user).email)
-    except Exception:
+    except AnnotationError:  # refused (a deleted account, another organization) or no answer: the id says who
         return f"Label Studio user {user}"
 
 

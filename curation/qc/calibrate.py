@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 
 from curation.core.catalog import now
-from curation.core.errors import InputError, UsageError
+from curation.core.errors import FeedError, InputError, UsageError
 from curation.core.resources import resource_text
 from curation.core.stage import RunResult, StageRun, stage
 from curation.corpus.feeds import Feed, latest_feeds, load_feed
@@ -97,7 +97,7 @@ def read_questions(path: Path, run: StageRun) -> list[PilotItem]:
         seen.add(item)
         try:
             feed = load_feed(run.db, str(entry.get("feed") or ""))
-        except Exception:
+        except FeedError:  # the one thing load_feed refuses: no such feed
             problems.append(f"{path}: question {n}: feed {entry.get('feed')!r} is not in the catalog")
         if feed is not None and not problems:
             items.append(PilotItem(item, feed, {"question": str(entry["question"]).strip(), "options": options}))

@@ -96,18 +96,20 @@ def hub_online() -> Iterator[None]:
 
 
 def _hub(step: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    import httpx2  # the HTTP client huggingface_hub 2 talks through
     from huggingface_hub.errors import HfHubHTTPError
 
     try:
         return fn(*args, **kwargs)
-    except Exception as outer:
-        # an LFS upload's error arrives wrapped in a RuntimeError naming the file: look inside
+    except (OSError, httpx2.HTTPError, RuntimeError) as outer:
+        # an LFS upload's error arrives wrapped in a RuntimeError naming the file: look inside;
+        # a RuntimeError with no network error inside is not the hub's, and goes on as it came
         exc: BaseException | None = outer
         while exc is not None:
             if isinstance(exc, HfHubHTTPError):
                 status = exc.response.status_code if exc.response is not None else "?"
                 raise HubError(f"the hub refused {step}: HTTP {status}") from None
-            if isinstance(exc, OSError) or type(exc).__module__.startswith(("httpx", "requests")):
+            if isinstance(exc, OSError | httpx2.HTTPError):
                 raise HubError(f"the hub did not answer {step} ({type(exc).__name__})") from None
             exc = exc.__cause__
         raise

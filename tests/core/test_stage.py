@@ -91,3 +91,38 @@ def test_check_refuses_arguments_before_any_run_row(catalog):
     with pytest.raises(CurationError, match="negative"):
         checked(catalog, -1)
     assert catalog.scalar("SELECT count(*) FROM runs") == 0
+
+
+def test_a_bug_keeps_its_traceback_in_the_run_row_and_says_where(catalog):
+    with pytest.raises(RuntimeError, match="injected") as raised:
+        ONE(catalog, RuntimeError("injected"))
+    run = catalog.rows("SELECT run_id, status, error, traceback FROM runs")[0]
+    assert run["status"] == "failed" and run["error"] == "RuntimeError: injected"
+    # the traceback names the line that raised, as Python printed it
+    assert run["traceback"].startswith("Traceback (most recent call last):")
+    assert "in _writes_then_raises" in run["traceback"] and "raise error" in run["traceback"]
+    assert run["traceback"].rstrip().endswith("RuntimeError: injected")
+    # the exception goes on as itself, with a note of the run that kept it
+    assert type(raised.value) is RuntimeError
+    assert [n for n in raised.value.__notes__ if run["run_id"] in n and str(catalog.path) in n]
+
+
+def test_a_stage_inside_another_leaves_the_record_to_the_outer_run(catalog):
+    def outer(run: StageRun) -> None:
+        ONE(run.db, KeyError("inner"))
+
+    with pytest.raises(KeyError) as raised:
+        Stage("toy-outer", "curate toy-outer", "calls toy", (), ("videos",), outer)(catalog)
+    runs = catalog.rows("SELECT stage, status, error, traceback FROM runs")
+    assert [(r["stage"], r["status"]) for r in runs] == [("toy-outer", "failed")]  # the inner row rolled back
+    assert "KeyError: 'inner'" in runs[0]["traceback"] and "in outer" in runs[0]["traceback"]
+    assert len(raised.value.__notes__) == 1
+
+
+def test_a_project_error_keeps_its_traceback_too_and_its_message_unchanged(catalog):
+    with pytest.raises(CurationError) as raised:
+        ONE(catalog, CurationError("feed-1 is not in the catalog"))
+    assert not getattr(raised.value, "__notes__", None)  # the CLI prints it as one line, as it was
+    run = catalog.rows("SELECT error, traceback FROM runs")[0]
+    assert run["error"] == "CurationError: feed-1 is not in the catalog"
+    assert "in _writes_then_raises" in run["traceback"]

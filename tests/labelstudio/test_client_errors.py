@@ -1,0 +1,83 @@
+"""The Label Studio client names what it meant to catch (a refusal, no answer, a timeout) and
+nothing else: a bug inside a call is a failed run with its traceback, never "not reachable"."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+from label_studio_sdk import LabelStudio
+
+from curation.core.catalog import Catalog
+from curation.core.config import load_config
+from curation.core.errors import AnnotationError
+from curation.core.services import free_port
+from curation.corpus.feeds import build_feed_set
+from curation.labelstudio.client import ls_call
+from tests.cli.planted import curate_with_bug, last_run
+from tests.cli.test_cli import curate
+
+pytestmark = pytest.mark.servers  # a real Label Studio server
+
+
+def exportable(cat: Catalog) -> str:
+    build_feed_set(cat, load_config().feeds, 2, seed=87)
+    path = str(cat.path)
+    cat.close()
+    return path
+
+
+def test_a_bug_while_connecting_is_not_an_unreachable_server(clustered_catalog, label_studio):
+    db = exportable(clustered_catalog)
+    out = curate_with_bug("label_studio_sdk.users.client:UsersClient.whoami", "RuntimeError:injected",
+                          "--catalog", db, "annotate", "export", "--add", "zed")
+    assert out.returncode == 1
+    assert out.stderr.startswith("error: unexpected RuntimeError: injected (a bug, not bad input)"), out.stderr
+    assert "reachable" not in out.stderr
+    with Catalog(db) as cat:
+        run = last_run(cat, "annotate-export")
+        assert run["status"] == "failed" and run["error"] == "RuntimeError: injected"
+        assert "in connect" in run["traceback"] and "reachable" not in run["traceback"]
+        assert cat.scalar("SELECT count(*) FROM ls_projects") == 0
+
+
+def test_a_bug_inside_a_call_is_not_a_refusal_or_silence(clustered_catalog, label_studio):
+    db = exportable(clustered_catalog)
+    out = curate_with_bug("label_studio_sdk.projects.client_ext:ProjectsClientExt.import_tasks",
+                          "KeyError:task_ids", "--catalog", db, "annotate", "export", "--add", "zed")
+    assert out.returncode == 1
+    assert out.stderr.startswith("error: unexpected KeyError: 'task_ids'"), out.stderr
+    assert "refused" not in out.stderr and "did not answer" not in out.stderr
+    with Catalog(db) as cat:
+        run = last_run(cat, "annotate-export")
+        assert run["status"] == "failed" and run["error"] == "KeyError: 'task_ids'"
+        assert "in ls_call" in run["traceback"] and "in export_to_label_studio" in run["traceback"]
+        assert cat.scalar("SELECT count(*) FROM ls_tasks") == 0  # no task recorded as sent
+
+
+def test_a_closed_port_is_still_not_reachable_in_one_line(clustered_catalog, label_studio, monkeypatch):
+    db = exportable(clustered_catalog)
+    closed = f"http://127.0.0.1:{free_port()}"
+    monkeypatch.setenv("LABEL_STUDIO_URL", closed)
+    out = curate("--catalog", db, "annotate", "export", "--add", "zed")
+    assert out.returncode == 1
+    assert out.stderr.strip().splitlines() == [f"error: Label Studio at {closed} is not reachable (ConnectError)"]
+    with Catalog(db) as cat:
+        run = last_run(cat, "annotate-export")
+        assert run["status"] == "failed" and "is not reachable (ConnectError)" in run["error"]
+
+
+def test_a_refusal_no_answer_and_a_timeout_are_each_one_clear_error(label_studio):
+    admin = LabelStudio(base_url=label_studio["url"], api_key=label_studio["token"])
+    with pytest.raises(AnnotationError, match=r"^Label Studio refused project 987654: HTTP 404"):
+        ls_call("project 987654", admin.projects.get, id=987654)
+    closed = LabelStudio(base_url=f"http://127.0.0.1:{free_port()}", api_key=label_studio["token"])
+    with pytest.raises(AnnotationError, match=r"^Label Studio did not answer the projects \(ConnectError\)$"):
+        ls_call("the projects", closed.projects.list)
+    with socket.socket() as silent:  # takes the connection, never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        slow = LabelStudio(base_url=f"http://127.0.0.1:{silent.getsockname()[1]}", api_key=label_studio["token"],
+                           timeout=1)
+        with pytest.raises(AnnotationError, match=r"^Label Studio did not answer who I am \(ReadTimeout\)$"):
+            ls_call("who I am", slow.users.whoami)
