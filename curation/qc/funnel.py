@@ -165,12 +165,14 @@ def compute_funnel(catalog: Catalog) -> dict[str, Any]:
 
 def funnel_rows(catalog: Catalog) -> list[dict[str, Any]]:
     """The funnel as a table of plain dicts: one row per group (`level` all, tier or subcategory; `group`
-    its name), with every cell (END_STATES, STAGES, PATH keys), the check and the paper's rates."""
+    its name), with every cell (END_STATES, STAGES, PATH keys), the check (`end_state_sum`, `adds_up`,
+    `unshown`) and the paper's rates; every value an int, a float, a bool or a string."""
     summary = compute_funnel(catalog)
-    rows = [{"level": "all", "group": "all", **summary["all"]}]
-    for level, key in (("tier", "tiers"), ("subcategory", "subcategories")):
-        rows += [{"level": level, "group": name, **cells} for name, cells in summary[key].items()]
-    return rows
+    groups = [("all", "all", summary["all"])] + [(level, name, cells) for level, key in (
+        ("tier", "tiers"), ("subcategory", "subcategories")) for name, cells in summary[key].items()]
+    # flat values only (a frame takes them as they are): the states no cell shows as "state: n, ..."
+    return [{"level": level, "group": name, **cells, "unshown": ", ".join(
+        f"{state}: {n}" for state, n in sorted(cells["unshown"].items()))} for level, name, cells in groups]
 
 
 def percent(value: float | None) -> str:

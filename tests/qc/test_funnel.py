@@ -177,6 +177,10 @@ def test_a_task_in_a_state_no_cell_shows_fails_the_check(scripted, tmp_path):
     with Catalog(broken) as cat:
         cat.con.execute("DELETE FROM tasks WHERE task_id = 'feature_analysis_904' AND version = 2")
         cat.con.execute("DELETE FROM task_transitions WHERE task_id = 'feature_analysis_904' AND version = 2")
+    with Catalog(broken, read_only=True) as cat:
+        total = funnel_rows(cat)[0]
+    assert (total["tasks"], total["end_state_sum"], total["adds_up"], total["unshown"]) == (17, 16, False,
+                                                                                          "revised: 1")
     out = curate("--catalog", str(broken), "qc", "report", "--out", str(tmp_path / "qc.html"))
     assert out.returncode == 1, out.stdout + out.stderr
     assert ("= 16 end states for 17 tasks: does NOT add up (1 in state revised, which no cell shows)"
