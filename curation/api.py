@@ -26,8 +26,7 @@ import pyarrow as pa
 
 from curation.core.catalog import MIGRATIONS, Catalog
 from curation.core.errors import CurationError, PrerequisiteError
-from curation.core.stage import StageRun
-from curation.qc.funnel import funnel_rows, summarise
+from curation.qc.funnel import funnel_rows
 from curation.tasks.lifecycle import LATEST_STATES_SQL
 
 
@@ -142,14 +141,11 @@ class CatalogReader:
 
     def funnel(self) -> pl.DataFrame:
         """The QC funnel as `curate qc report` counts it: a row for all tasks, each tier and each
-        sub-category (`level`, `group`), with the tasks that reached each step and the paper's rates.
+        sub-category (`level`, `group`), each task once in its current state (end states, the stages
+        it is at or past, its path), the check that the end states add up, and the paper's rates.
         Counted by curation/qc/funnel.py in Python: a summary of a few rows, not an Arrow read."""
         with self._open() as catalog:
-            summary = summarise(funnel_rows(StageRun("api-funnel", None, catalog)))
-        rows = [{"level": "all", "group": "all", **summary["all"]}]
-        for level, groups in (("tier", summary["tiers"]), ("subcategory", summary["subcategories"])):
-            rows += [{"level": level, "group": name, **counts} for name, counts in groups.items()]
-        return pl.DataFrame(rows, infer_schema_length=None)
+            return pl.DataFrame(funnel_rows(catalog), infer_schema_length=None)
 
 
 def open(path: Path | str = "build/catalog.duckdb") -> CatalogReader:  # noqa: A001  (curation.api.open reads well)

@@ -1,14 +1,17 @@
 """The Typer app, what every command shares (config, the catalog), and the one error
 boundary: a `CurationError` becomes one line on stderr and its exit code (1 bad input,
-2 usage); anything else is a bug: exit 1, and its traceback is printed, or, when a stage
-run already kept it in the catalog, one line says where (`--debug` prints it anyway)."""
+2 usage); Ctrl-C one line naming the run it interrupted (exit 130); anything else is a bug:
+exit 1, and its traceback is printed, or, when a stage run already kept it in the catalog, one line
+says where (`--debug` prints it anyway)."""
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 import traceback
 from pathlib import Path
-from types import TracebackType
+from types import FrameType, TracebackType
 from typing import Annotated, Any
 
 import click
@@ -90,21 +93,56 @@ def report_bug(kind: type[BaseException], exc: BaseException, trace: TracebackTy
           "  `curate --debug ...` prints it here", file=sys.stderr)
 
 
+def stopped_by_the_user() -> str:
+    """The line for Ctrl-C, naming the run it interrupted (the runner recorded it as interrupted)."""
+    from curation.core.stage import INTERRUPTED_RUNS
+
+    if INTERRUPTED_RUNS:
+        return f"error: stopped by the user (run {INTERRUPTED_RUNS[-1]} interrupted; re-run to finish)"
+    return "error: stopped by the user (no run was under way, so none is recorded as interrupted)"
+
+
 def main(argv: list[str] | None = None) -> None:
     """`curate`: run the command; user-facing failures are one line, bugs keep their traceback."""
+    pressed: list[int] = []
+
+    def ctrl_c(signum: int, frame: FrameType | None) -> None:
+        # Typer turns the KeyboardInterrupt into a bare exit code 130: remember that the user asked for it
+        pressed.append(signum)
+        signal.default_int_handler(signum, frame)
+
+    # only the main thread may set handlers; a SIGINT the parent ignores (a background job) stays ignored
+    watch = threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) not in (
+        signal.SIG_IGN, None)
+    previous = signal.signal(signal.SIGINT, ctrl_c) if watch else None
+    try:
+        code = _run(argv, pressed)
+    except KeyboardInterrupt:  # pressed outside Typer's own handling
+        code = 130
+        pressed.append(signal.SIGINT)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    if pressed and code == 130:
+        print(stopped_by_the_user(), file=sys.stderr)
+    sys.exit(code)
+
+
+def _run(argv: list[str] | None, pressed: list[int]) -> int:
     command = typer.main.get_command(app)
     sys.excepthook = report_bug
     try:
         code = command.main(args=argv, prog_name="curate", standalone_mode=False)
     except CurationError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        sys.exit(exc.exit_code)
+        return exc.exit_code
     except (click.exceptions.Abort, typer.Abort):
-        print("error: stopped", file=sys.stderr)
-        sys.exit(130)
+        if not pressed:  # stopped at a prompt (end of input); Ctrl-C has its own line
+            print("error: stopped", file=sys.stderr)
+        return 130
     except USAGE_ERRORS as exc:  # a missing argument, an unknown option: click's own one-line message
         exc.show()
-        sys.exit(exc.exit_code)
+        return exc.exit_code
     except (click.exceptions.Exit, typer.Exit) as exc:
-        sys.exit(exc.exit_code)
-    sys.exit(code if isinstance(code, int) else 0)
+        return exc.exit_code
+    return code if isinstance(code, int) else 0

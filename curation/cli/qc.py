@@ -106,21 +106,17 @@ def qc_report_command(
     out: Annotated[Path | None, typer.Option(help="Where to write the report (default: reports dir / qc.html).")]
     = None,
 ) -> None:
-    """The QC funnel (authored, valid, shortcut passed, reviewed, kept / deleted / revised) beside the paper's."""
-    from curation.qc.funnel import qc_report
+    """The QC funnel: each task once, in its current state; stages, the path, and the paper's rates beside."""
+    from curation.qc.funnel import funnel_lines, qc_report
 
     path = out or Path(config().reports.dir) / "qc.html"
     with open_catalog() as cat:
         summary = qc_report(cat, path)
-    total = summary["all"]
-    kept = total["shortcut_retained"]
-    typer.echo(f"{total['tasks']:,} tasks: {total['valid']:,} valid, {total['needs_fix']:,} need a fix, "
-               f"{total['shortcut_passed']:,} passed the shortcut filter"
-               + (f" ({kept:.1%} kept; the paper kept 74.3%)" if kept is not None else "")
-               + f", {total['reviewed_ok']:,} reviewed ok, {total['kept'] + total['revised']:,} kept or revised"
-               + (f"; {total['inherited']:,} inherited from an imported release (not reviewed here)"
-                  if total["inherited"] else ""))
+    for line in funnel_lines(summary["all"]):
+        typer.echo(line)
     typer.echo(f"  report: {path}")
+    if not summary["all"]["adds_up"]:
+        raise typer.Exit(1)
 
 
 calibrate_app = typer.Typer(no_args_is_help=True, help="The pilot batch and the calibration meeting.")

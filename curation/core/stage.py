@@ -33,7 +33,9 @@ T = TypeVar("T")
 # the start of the note a run adds to a bug that failed it: the CLI prints it instead of the traceback
 FAILED_RUN_NOTE = "its traceback is kept in the catalog"
 STAGES: dict[str, Stage] = {}
-
+# the runs Ctrl-C stopped in this process, in the order they were closed (an outer run last), for the
+# command line's message
+INTERRUPTED_RUNS: list[str] = []
 
 
 @dataclass
@@ -123,6 +125,7 @@ class Stage:
         except KeyboardInterrupt:
             if not outer:
                 self._close(run, "interrupted", "stopped by the user")
+                INTERRUPTED_RUNS.append(str(run.run_id))
             raise
         except Exception as exc:  # recorded, then raised on unchanged
             if not outer:

@@ -27,7 +27,7 @@ from curation.core.progress import note
 from curation.core.stage import RunResult, StageRun, stage
 from curation.corpus.embed import make_embedder
 from curation.corpus.playable import rule_context
-from curation.qc.funnel import funnel_rows, summarise
+from curation.qc.funnel import compute_funnel
 from curation.release.card import data_path, render_card
 from curation.release.card_facts import card_facts
 from curation.release.contents import CONFIGS, ReleaseContents, gather, released_task_rows, sha256_of, shipped_elements
@@ -224,7 +224,7 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
         path = partial / "livingscreen" / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(contents.runner[name], ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-    qc = summarise(funnel_rows(run))
+    qc = compute_funnel(catalog)
     (partial / "health.json").write_text(json.dumps(health, ensure_ascii=False, indent=2, sort_keys=True) + "\n",
                                          encoding="utf-8")
     (partial / "health.svg").write_text(health_svg(health), encoding="utf-8")

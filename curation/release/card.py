@@ -14,6 +14,7 @@ import yaml
 
 from curation import __version__
 from curation.core.config import ReleaseConfig
+from curation.qc.funnel import END_STATES, PAPER, PATH, STAGES, check_line, paper_rates, percent
 from curation.release.card_facts import NOT_SEEN, SEEN, CardFacts
 from curation.release.card_text import (
     DIRECT_USE,
@@ -36,7 +37,6 @@ SOURCE_TERMS = {
     "LiveBot": "LiveBot (Ma et al., AAAI 2019; github.com/lancopku/livebot): MIT licence.",
     "Synthetic": "Synthetic: videos generated for this benchmark.",
 }
-PAPER = {"shortcut_retained": 0.743, "deleted_after_review": 0.142, "revised_after_review": 0.220}
 LICENCE_ANCHOR = "README.md#licence"
 
 
@@ -61,10 +61,6 @@ def front_matter(settings: ReleaseConfig, configs: list[str], n_tasks: int) -> d
         "tags": list(settings.tags),
         "configs": [{"config_name": c, "data_files": [{"split": SPLIT, "path": data_path(c)}],
                      **({"default": True} if c == "all" else {})} for c in configs]}
-
-
-def _pct(value: float | None) -> str:
-    return "–" if value is None else f"{value:.1%}"
 
 
 def _bullets(items: list[str]) -> list[str]:
@@ -92,14 +88,18 @@ def qc_lines(facts: CardFacts | None, tasks: list[dict[str, Any]], total: dict[s
     if facts is not None:
         lines += shortcut_lines(facts)
     lines += ["The QC funnel of every task the catalog holds (tasks that did not make it into a release "
-              "included):", "", "| step | tasks |", "|---|---|"]
-    lines += [f"| {step.replace('_', ' ')} | {total.get(step, 0)} |" for step in
-              ("authored", "imported", "valid", "shortcut_passed", "reviewed_ok", "escalated", "kept", "inherited",
-               "deleted", "revised")]
-    lines += ["", f"Kept by the shortcut filter: {_pct(total.get('shortcut_retained'))} (the paper: "
-              f"{PAPER['shortcut_retained']:.1%}); after review {_pct(total.get('deleted_after_review'))} deleted "
-              f"(paper {PAPER['deleted_after_review']:.1%}) and {_pct(total.get('revised_after_review'))} revised "
-              f"(paper {PAPER['revised_after_review']:.1%}).", ""]
+              "included), each counted once by its latest version, in its current state:", "",
+              "| end state | tasks |", "|---|---|"]
+    lines += [f"| {label} | {total.get(key, 0)} |" for key, label in END_STATES]
+    lines += ["", f"Check: {check_line(total).removeprefix('= ')}.", "", "| stage (tasks now at or past it) | tasks |",
+              "|---|---|"]
+    lines += [f"| {label} | {total.get(key, 0)} |" for key, label in STAGES]
+    lines += ["", "| on the way | tasks |", "|---|---|"]
+    lines += [f"| {label} | {total.get(key, 0)} |" for key, label in PATH]
+    lines += ["", "Beside the paper's QC rates, from the cells above:", "", "| rate | here | from | the paper |",
+              "|---|---|---|---|"]
+    lines += [f"| {name} | {percent(total.get(key))} | {part} of {whole} {what} | {PAPER[key]:.1%} |"
+              for name, key, part, whole, what in paper_rates(total)] + [""]
     return lines
 
 

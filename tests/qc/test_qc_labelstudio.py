@@ -317,10 +317,15 @@ def test_blind_review_escalation_adjudication_and_a_revision_going_round_again(q
 
         summary = qc_report(cat, path.parent / "qc.html")
     total = summary["all"]
-    # 9 tasks, 6 reviews answered; 5 tasks have a review outcome (the unreadable one has none yet, and the
-    # revised one counts once although both its versions were reviewed): 1 deleted and 1 revised of those 5
-    assert (total["tasks"], total["reviewed_ok"], total["escalated"], total["kept"], total["deleted"],
-            total["revised"]) == (9, 3, 3, 1, 1, 1)
+    # 9 tasks, each in its current state: reviewed ok (same_label, same_platform, other_platform's v2), kept,
+    # deleted, and 4 waiting for review (the unreadable one and the 3 nobody answered); nothing is escalated now.
+    # 5 went through review (the revised one counts once although both its versions were reviewed): 1 deleted
+    # and 1 revised of those 5; the 4 L1 platform tasks passed on unjudged, so the filter kept 5 of 5
+    assert (total["tasks"], total["reviewed_ok"], total["kept"], total["deleted"], total["shortcut_passed"],
+            total["escalated"]) == (9, 3, 1, 1, 4, 0)
+    assert (total["reviewed"], total["sent_to_group"], total["went_through_review"], total["revised"],
+            total["not_filtered"], total["adds_up"]) == (5, 2, 5, 1, 4, True)
+    assert total["shortcut_retained"] == 1.0
     assert total["deleted_after_review"] == pytest.approx(1 / 5)
     assert total["revised_after_review"] == pytest.approx(1 / 5)
 

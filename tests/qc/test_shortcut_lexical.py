@@ -52,8 +52,8 @@ def test_lexical_inspector_discards_what_a_title_gives_away(clustered_catalog, t
                       "robust_evaluation_1": "shortcut_passed", "moderation_1": "shortcut_passed",
                       "event_association_1": "needs_fix"}  # a discarded task is out of the flow, on record
     funnel = qc_report(cat, tmp_path / "qc.html")["all"]
-    assert (funnel["tasks"], funnel["authored"], funnel["valid"], funnel["needs_fix"]) == (5, 5, 4, 1)
-    assert (funnel["shortcut_passed"], funnel["shortcut_discarded"], funnel["shortcut_retained"]) == (3, 1, 0.75)
+    assert (funnel["tasks"], funnel["authored_here"], funnel["validated"], funnel["needs_fix"]) == (5, 5, 4, 1)
+    assert (funnel["passed_filter"], funnel["shortcut_discarded"], funnel["shortcut_retained"]) == (3, 1, 0.75)
     report = (tmp_path / "qc.html").read_text(encoding="utf-8")
     assert "74.3%" in report and "<svg" in report and "L2 feature_analysis" in report
     explained = "\n".join(explain_task(cat, "feature_analysis_1"))

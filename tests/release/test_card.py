@@ -89,7 +89,7 @@ def test_the_card_reports_the_qc_that_ran_and_has_every_section_of_the_hub_templ
             "(qc.shortcut.platform_tiers).") in text
     assert ("3 tasks went through this team's QC review: 1 with a blind review by a second annotator recorded "
             "in the catalog, 0 decided by the group") in text
-    assert "inherited" not in text.split("#### Annotation process")[1].split("| step |")[0]
+    assert "inherited" not in text.split("#### Annotation process")[1].split("| end state |")[0]
 
     assert "annotations (instructions, options, answers, checks and the order of each feed) are released under " \
            "CC-BY-SA-4.0" in text

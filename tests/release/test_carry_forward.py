@@ -68,8 +68,10 @@ def test_a_published_release_is_carried_forward_and_the_gate_holds(tmp_path):
     assert f"0 kept as inherited, {COUNT - 2} kept before" in _ok(
         curate("--catalog", db, "qc", "accept-imported", "1.0.0", "--reason", "again"))
     funnel = _ok(curate("--catalog", db, "qc", "report", "--out", str(tmp_path / "qc.html")))
-    assert f"; {COUNT - 2} inherited from an imported release (not reviewed here)" in funnel
-    assert "<th>inherited</th>" in (tmp_path / "qc.html").read_text(encoding="utf-8")
+    lines = [" ".join(line.split()) for line in funnel.splitlines()]
+    assert f"inherited, kept as published {COUNT - 2}" in lines and "needs a fix 2" in lines
+    assert f"imported from a release {COUNT}" in lines and f"= {COUNT} end states for {COUNT} tasks: adds up" in lines
+    assert "<th>inherited, kept as published</th>" in (tmp_path / "qc.html").read_text(encoding="utf-8")
     explained = _ok(curate("--catalog", db, "explain", "gui_report_3"))
     assert "inherited, not reviewed by this team: inherited from v1.0.0" in explained
 
