@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 
 from curation.core.catalog import Catalog
-from curation.core.config import Config, ExecutorConfig, load_config
+from curation.core.config import Config, ExecutorConfig, config_source, load_config
 from curation.core.errors import CurationError, PrerequisiteError, UsageError
 
 # Typer 0.2x parses with a vendored copy of click whose exceptions are not click's own.
@@ -33,6 +33,11 @@ STATE: dict[str, Any] = {}
 
 def config() -> Config:
     return STATE["config"]
+
+
+def config_origin() -> str:
+    """Where the configuration in force came from (its file, absolute, and how it was found)."""
+    return STATE["config_source"]
 
 
 def executor_config(kind: str | None) -> ExecutorConfig:
@@ -64,6 +69,7 @@ def main_options(
         "--config", help="TOML laid over the defaults (default: $CURATE_CONFIG or ./curation.toml).")] = None,
 ) -> None:
     STATE["config"] = load_config(config_file)
+    STATE["config_source"] = config_source(config_file)
     STATE["catalog"] = catalog
 
 
