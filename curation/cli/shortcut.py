@@ -43,9 +43,9 @@ def _summary(result: ShortcutRun, limit: float) -> None:
                  for t, v, mine_of_record, mine in result.differ])
     typer.echo(f"{counts['tasks']:,} tasks: {counts['passed']:,} passed, {counts['discarded']:,} discarded"
                f" (retention {counts['passed'] / max(judged, 1):.1%}; the paper kept {PAPER_RETENTION:.1%}), "
-               f"{counts['undecided']:,} undecided; {counts['new']:,} judged now, the rest earlier under the same "
-               f"configuration; {counts['moved']:,} moved; {counts['not_filtered']:,} platform tasks outside the "
-               f"filter's tiers passed on to review; {counts['requests']:,} model requests sent, "
+               f"{counts['undecided']:,} undecided; {counts['new']:,} judged now, {judged - counts['new']:,} "
+               f"earlier under this configuration; {counts['moved']:,} moved; {counts['not_filtered']:,} platform "
+               f"tasks outside the filter's tiers passed on to review; {counts['requests']:,} model requests sent, "
                f"{counts['failed']:,} failed")
     _listed([f"  {t} v{v}: {before} -> {after}" for t, v, before, after in result.moved])
     for name, s in sorted(counts.get("inspectors", {}).items()):

@@ -293,7 +293,7 @@ def filter_shortcuts(run: StageRun, config: ShortcutConfig, source: str = "a con
                                            created_at)
             SELECT task_id, task_version, ?, verdict, ?, answers, ?, ? FROM verdicts""",
                             [digest, config.rule, run.run_id, now()])
-        if of_record:
+        if of_record and (record is not None or verdicts):  # a first run that decided nothing sets no record
             if record is None or record.config_sha256 != digest:
                 set_record(run, digest, source)
             _decide_on_record(run, views, verdicts, digest, result)

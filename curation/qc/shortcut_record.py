@@ -72,7 +72,8 @@ def difference_note(record: Record, digest: str, decisive: dict[str, Any], sourc
             f"from {record.source}, since {record.adopted_at:%Y-%m-%d %H:%M})"
             + (f"; it differs in {'; '.join(changes)}" if changes else "")
             + ". Its answers are kept as evidence beside the verdicts of record and move no task; "
-              "`curate qc shortcut-config adopt` with this configuration shows what adopting it would re-decide")
+              "`curate qc shortcut-config adopt` (from the same folder, or with --config FILE) shows what adopting "
+              "it would re-decide")
 
 
 def remember_config(run: StageRun, digest: str, decisive: dict[str, Any], source: str) -> None:
