@@ -4,9 +4,6 @@ configuration of record, a run from another folder with another curation.toml is
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -20,18 +17,9 @@ from curation.core.services import free_port
 from curation.corpus.feeds import load_feed
 from curation.qc.inspectors import OpenAIInspector
 from curation.qc.shortcut import filter_shortcuts
-from tests.conftest import ROOT
-from tests.qc.helpers import plant_task, planted_catalog
+from tests.qc.helpers import curate_in, plant_task, planted_catalog
 
 OPTIONS = {"A": "白色的猫", "B": "黑色的猫", "C": "橘色的猫", "D": "无法确定"}
-
-
-def curate_in(folder: Path, *args: str) -> subprocess.CompletedProcess:
-    """`curate ...` as a person runs it from `folder` (whose ./curation.toml, if any, is picked up)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CURATE")}
-    env["PYTHONPATH"] = str(ROOT)  # this checkout's code, whatever the working directory
-    return subprocess.run([sys.executable, "-m", "curation.cli", *args], cwd=folder, capture_output=True, text=True,
-                          env=env, timeout=300)
 
 
 def _giveaway_catalog(cat: Catalog) -> None:
