@@ -25,13 +25,19 @@ def _listed(lines: list[str]) -> None:
         typer.echo(f"  ... and {len(lines) - LISTED:,} more")
 
 
-def _summary(result: ShortcutRun, limit: float) -> None:
-    """What a run decided, on whose authority, and how usable each inspector's answers were."""
+def _summary(result: ShortcutRun, limit: float, written: bool = True) -> None:
+    """What a run decided, on whose authority, and how usable each inspector's answers were; `written`
+    is False for a run that failed before writing its verdicts."""
     from curation.qc.shortcut_report import PAPER_RETENTION
 
     counts = result.counts
     judged = counts["passed"] + counts["discarded"]
-    if result.of_record:
+    if not written:
+        typer.echo(f"configuration {result.config_sha256}: nothing written, no task moved (the error says why); "
+                   "what its answers would have decided:")
+    elif result.of_record and counts["record"] is None:
+        typer.echo(f"configuration {result.config_sha256}: no task was decided, so no configuration is of record yet")
+    elif result.of_record:
         typer.echo(f"configuration {result.config_sha256}: the configuration of record"
                    + ("" if result.record_before and result.record_before.config_sha256 == result.config_sha256
                       else " from this run on"))
@@ -68,7 +74,7 @@ def qc_shortcut(report: Annotated[bool, typer.Option(help="Write the HTML report
         try:
             result = filter_shortcuts(cat, cfg, source=config_origin())
         except UnusableInspectorError as exc:
-            _summary(exc.result, cfg.max_unparsed_share)
+            _summary(exc.result, cfg.max_unparsed_share, written=False)
             raise
         path = write_report(cat, Path(cfg.report), result) if report else None
     _summary(result, cfg.max_unparsed_share)
@@ -132,7 +138,7 @@ def shortcut_config_adopt(
         try:
             result = filter_shortcuts(cat, cfg, source=origin, adopt=True)
         except UnusableInspectorError as exc:
-            _summary(exc.result, cfg.max_unparsed_share)
+            _summary(exc.result, cfg.max_unparsed_share, written=False)
             raise
     _summary(result, cfg.max_unparsed_share)
     if result["undecided"]:

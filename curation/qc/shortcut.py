@@ -226,7 +226,8 @@ def filter_shortcuts(run: StageRun, config: ShortcutConfig, source: str = "a con
                                          f"{'s' if i.samples > 1 else ''})" for i in inspectors)
          + f"; rule {config.rule}, {config.template} prompt ({config.language}), configuration {digest} from {source}")
     if record is None:
-        note(f"shortcut filter: no configuration of record yet; this run makes {digest} the one of record")
+        note(f"shortcut filter: no configuration of record yet; this run makes {digest} the one of record "
+             "if it decides a task")
     elif adopt and record.config_sha256 != digest:
         note(f"shortcut filter: adopting {digest} as the configuration of record in place of {record.config_sha256}")
     elif not of_record:
@@ -296,6 +297,7 @@ def filter_shortcuts(run: StageRun, config: ShortcutConfig, source: str = "a con
         if of_record and (record is not None or verdicts):  # a first run that decided nothing sets no record
             if record is None or record.config_sha256 != digest:
                 set_record(run, digest, source)
+                counts["record"] = digest
             _decide_on_record(run, views, verdicts, digest, result)
     return result
 

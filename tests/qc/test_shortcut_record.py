@@ -209,3 +209,22 @@ def test_migration_19_reads_back_which_verdict_decided_each_task(tmp_path):
             {"task_id": "feature_analysis_1", "verdict": "shortcut_passed"}]
         assert cat.scalar("SELECT count(*) FROM shortcut_config_record") == 0  # the next run sets it
         assert cat.scalar("SELECT count(*) FROM shortcut_configs") == 0
+
+
+def test_the_configuration_names_its_file_and_how_it_was_found(tmp_path):
+    here, other = tmp_path / "here", tmp_path / "other.toml"
+    here.mkdir()
+    other.write_text('[qc.shortcut]\nrule = "mmstar"\n', encoding="utf-8")
+
+    def first_line(*args: str, env: dict[str, str] | None = None) -> str:
+        out = curate_in(here, *args, "config", env=env)
+        assert out.returncode == 0, out.stderr
+        return out.stdout.splitlines()[0]
+
+    assert first_line().startswith(f"# configuration from the built-in defaults (no --config, no $CURATE_CONFIG, "
+                                   f"no ./curation.toml in {here}")
+    (here / "curation.toml").write_text('[qc.shortcut]\nrule = "paper"\n', encoding="utf-8")
+    assert first_line() == f"# configuration from {here / 'curation.toml'} (./curation.toml of the working directory)"
+    assert first_line("--config", "../other.toml") == f"# configuration from {other} (--config)"
+    assert first_line(env={"CURATE_CONFIG": str(other), "CURATE__QC__SHORTCUT__MAX_CORRECT": "1"}) == \
+        f"# configuration from {other} ($CURATE_CONFIG) with CURATE__QC__SHORTCUT__MAX_CORRECT"
