@@ -48,8 +48,9 @@ async def ask_all(catalog: Catalog, run_id: str, jobs: list[tuple[OpenAIInspecto
             pending.clear()
 
     last_flush = time.monotonic()
+    tasks = [asyncio.ensure_future(one(*job)) for job in jobs]
     try:
-        for done in asyncio.as_completed([one(*job) for job in jobs]):
+        for done in asyncio.as_completed(tasks):
             inspector, prompt, sample, text, error = await done
             if error is not None:
                 stats["failed"] += 1
@@ -61,6 +62,10 @@ async def ask_all(catalog: Catalog, run_id: str, jobs: list[tuple[OpenAIInspecto
                 last_flush = time.monotonic()
         flush()
     finally:
+        # a bug in one request stops the rest; their outcome is collected so that none is reported twice
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
         for client in clients.values():
             await client.close()
     return stats
