@@ -69,7 +69,7 @@ LS_DATA ?= build/labelstudio
 LABEL_STUDIO_PORT ?= 8080
 LS_GATE_PORT ?= 8081
 labelstudio: setup $(LS_STAMP)
-	$(PY) -m curation.annotate.server --data-dir $(LS_DATA) --port $(LABEL_STUDIO_PORT)
+	$(PY) -m curation.labelstudio.server --data-dir $(LS_DATA) --port $(LABEL_STUDIO_PORT)
 	$(PY) -m curation.labelstudio.gate --upstream http://127.0.0.1:$(LABEL_STUDIO_PORT) --port $(LS_GATE_PORT)
 
 FEEDS ?= 50

@@ -1,40 +1,53 @@
 """`curate annotate export`: feeds into one Label Studio authoring project per annotator.
 
 Label Studio Community has no per-task assignment, so each annotator gets a project
-of their own. A feed goes to the same annotator every time (by a hash of its id),
-and a feed version already sent is never sent again: its Label Studio task id is
-remembered in `ls_tasks`.
+of their own. Feeds are shared out evenly and a feed stays with the annotator it first
+went to; a feed version already sent is never sent again: its Label Studio task id is
+remembered in `ls_tasks`. Only people the catalog knows, or named with `--add`, get work.
 """
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from curation.annotate.accounts import (
-    Account,
-    annotator_email,
-    choose_password,
-    current_admin,
-    in_organization,
-    provision,
-    read_passwords,
-)
-from curation.annotate.client import base_url, connect, ls_call
-from curation.annotate.projects import ensure_project as ensure_project_in
-from curation.annotate.render import render_feed
 from curation.core.catalog import Catalog
 from curation.core.errors import AnnotationError, UsageError
 from curation.core.resources import resource_text
-from curation.core.stage import RunResult, StageRun, stage
+from curation.core.stage import StageRun, stage
 from curation.corpus.feeds import latest_feeds
+from curation.labelstudio.accounts import (
+    Account,
+    ExportResult,
+    current_admin,
+    ensure_account,
+    in_organization,
+    read_passwords,
+)
+from curation.labelstudio.client import base_url, connect, ls_call
+from curation.labelstudio.people import check_people, split_names
+from curation.labelstudio.projects import ensure_project as ensure_project_in
+from curation.labelstudio.render import render_feed
 
 
-def assign(feed_id: str, annotators: list[str]) -> str:
-    digest = hashlib.sha256(feed_id.encode()).digest()
-    return annotators[int.from_bytes(digest[:8], "big") % len(annotators)]
+def _rank(*parts: str) -> str:
+    return hashlib.sha256(":".join(parts).encode()).hexdigest()
+
+
+def assign(feed_ids: list[str], annotators: list[str], owner: dict[str, str], load: dict[str, int]
+           ) -> dict[str, str]:
+    """Feed -> annotator. A feed already sent stays with whoever has it (listed this run or not);
+    each new feed goes to the listed annotator with the fewest feeds so far (`load`: feeds each
+    already has), ties broken by a hash of feed and annotator. New feeds are taken in the order
+    of a hash of their id, so the split depends on the set of feeds, not on the order given."""
+    out = {f: owner[f] for f in feed_ids if f in owner}
+    load = {a: load.get(a, 0) for a in annotators}
+    for feed_id in sorted((f for f in feed_ids if f not in owner), key=_rank):
+        chosen = min(annotators, key=lambda a: (load[a], _rank(feed_id, a)))
+        out[feed_id] = chosen
+        load[chosen] += 1
+    return out
 
 
 def ensure_project(client: Any, catalog: Catalog, run_id: str, account: Account, label_config: str,
@@ -48,47 +61,24 @@ def ensure_project(client: Any, catalog: Catalog, run_id: str, account: Account,
                      "annotator_user_id": account.user_id})
 
 
-@dataclass
-class ExportResult(RunResult):
-    passwords: dict[str, str] = field(default_factory=dict)  # chosen here: shown once, never stored
-
-
-def ensure_account(catalog: Catalog, annotator: str, admin_email: str, from_file: dict[str, str],
-                   result: ExportResult) -> Account:
-    """The annotator's account and organization. A known annotator keeps their password unless the
-    password file names them; a project made before organizations moves into theirs."""
-    url = base_url()
-    known = catalog.rows("SELECT project_id, annotator_user_id, organization_id FROM ls_projects "
-                         "WHERE base_url = ? AND annotator = ?", [url, annotator])
-    elsewhere = catalog.rows("SELECT user_id AS annotator_user_id, organization_id FROM qc_projects "
-                             "WHERE base_url = ? AND person = ? AND purpose <> 'adjudication' "
-                             "AND organization_id IS NOT NULL", [url, annotator])
-    for found in (known, elsewhere):
-        if found and found[0]["organization_id"] is not None and annotator not in from_file:
-            return Account(annotator, annotator_email(annotator), found[0]["annotator_user_id"],
-                           found[0]["organization_id"], False, None)
-    password, generated = choose_password(annotator, from_file)
-    legacy = [r["project_id"] for r in known if r["organization_id"] is None]
-    account = provision(annotator, admin_email, password, reset=annotator in from_file, move_projects=legacy)
-    if legacy:
-        catalog.con.execute("UPDATE ls_projects SET organization_id = ?, annotator_user_id = ? WHERE base_url = ? "
-                            "AND annotator = ?", [account.organization_id, account.user_id, url, annotator])
-    if generated and account.created:
-        result.passwords[annotator] = password
-    result.counts["accounts_created"] += account.created
-    return account
+def _check_export(annotators: list[str], *_: Any, add: list[str] | None = None, **__: Any) -> None:
+    if not split_names(annotators) and not split_names(add):
+        raise UsageError("give at least one annotator: --annotators alice,bob (new people with --add NAME)")
 
 
 @stage("annotate-export", command="curate annotate export --annotators a,b", batched=True,
-       reads=("feeds", "videos", "comments", "media_outputs", "ls_projects", "ls_tasks", "tasks", "qc_projects"),
-       writes=("ls_projects", "ls_tasks"), summary="one Label Studio authoring project per annotator, "
-       "each in the annotator's own organization")
+       reads=("feeds", "videos", "comments", "media_outputs", "ls_projects", "ls_tasks", "tasks", "qc_projects",
+              "people"),
+       writes=("ls_projects", "ls_tasks", "people"), check=_check_export,
+       summary="one Label Studio authoring project per annotator, each in the annotator's own organization; "
+       "only known people or those named with --add")
 def export_to_label_studio(run: StageRun, annotators: list[str], media_root: Path,
-                           feed_ids: list[str] | None = None, passwords: Path | None = None) -> ExportResult:
+                           feed_ids: list[str] | None = None, passwords: Path | None = None,
+                           add: list[str] | None = None) -> ExportResult:
+    """`annotators` must be people the catalog knows; `add` names new people, whose accounts are
+    made here and who take part as if listed."""
     catalog = run.db
-    annotators = sorted({a.strip() for a in annotators if a.strip()})
-    if not annotators:
-        raise UsageError("give at least one annotator: --annotators alice,bob")
+    annotators = check_people(catalog, split_names(annotators), split_names(add), "annotator")
     from_file = read_passwords(passwords)
     client = connect()
     url = base_url()
@@ -96,16 +86,19 @@ def export_to_label_studio(run: StageRun, annotators: list[str], media_root: Pat
     if not feeds:
         raise AnnotationError("no feeds to export: run `curate feeds build` first")
     label_config = resource_text("authoring.xml")
-    run.params.update(annotators=annotators, base_url=url, feeds=len(feeds))
+    run.params.update(annotators=annotators, added=split_names(add), base_url=url, feeds=len(feeds))
     owner = dict(catalog.con.execute("SELECT feed_id, any_value(annotator) FROM ls_tasks "
                                      "WHERE base_url = ? GROUP BY 1", [url]).fetchall())
+    load = dict(catalog.con.execute("SELECT annotator, count(DISTINCT feed_id) FROM ls_tasks "
+                                    "WHERE base_url = ? GROUP BY 1", [url]).fetchall())
+    assigned = assign([f.feed_id for f in feeds], annotators, owner, load)
     result = ExportResult(run.counts)
     counts = run.counts
     counts.update(feeds=len(feeds), exported=0, already_exported=0, accounts_created=0, per_annotator={})
     admin_id, admin_email, home = current_admin(client)
     for annotator in annotators:
-        mine = [f for f in feeds if owner.get(f.feed_id, assign(f.feed_id, annotators)) == annotator]
-        account = ensure_account(catalog, annotator, admin_email, from_file, result)
+        mine = [f for f in feeds if assigned[f.feed_id] == annotator]
+        account = ensure_account(catalog, annotator, admin_email, from_file, result, run.run_id)
         with in_organization(client, admin_id, account.organization_id, home):
             with catalog.transaction():
                 project_id = ensure_project(client, catalog, str(run.run_id), account, label_config, media_root)

@@ -14,9 +14,6 @@ from datetime import UTC, datetime
 from functools import cache
 from typing import Any
 
-from curation.annotate.accounts import current_admin, in_organization
-from curation.annotate.client import base_url, connect
-from curation.annotate.projects import annotation_sha, project_tasks, read_fields, write_feedback
 from curation.core.catalog import Catalog, now
 from curation.core.config import FeedsConfig, SourceConfig
 from curation.core.errors import FeedError
@@ -24,10 +21,14 @@ from curation.core.progress import note
 from curation.core.stage import StageRun, stage
 from curation.corpus.feed_edit import edit_feed
 from curation.corpus.feeds import Feed, load_feed
+from curation.corpus.judge import judge_draft
 from curation.corpus.playable import rule_context
+from curation.labelstudio.accounts import current_admin, in_organization
+from curation.labelstudio.client import base_url, connect
+from curation.labelstudio.projects import annotation_sha, feedback_text, project_tasks, read_fields, write_feedback
 from curation.tasks.lifecycle import move
-from curation.tasks.record import Draft, TaskRecord, from_draft, stored_fields
-from curation.tasks.rules import Defect, RuleContext, check_task, reason_text
+from curation.tasks.record import Draft, stored_fields
+from curation.tasks.rules import RuleContext, reason_text
 from curation.tasks.runner_format import subcategory_of
 from curation.tasks.syntax import parse_feed_edits
 from curation.tasks.taxonomy import load_taxonomy
@@ -42,14 +43,6 @@ def read_result(result: list[dict[str, Any]]) -> Draft:
     return Draft(tier=choice("tier"), subcategory=choice("subcategory"), instruction=fields.get("instruction"),
                  options_text=fields.get("options"), answer=choice("answer"),
                  platform_state=fields.get("platform_state"), feed_edits=fields.get("feed_edits"))
-
-
-def judge_draft(draft: Draft, task_id: str, base: Feed, feed: Feed, feed_edit_problems: list[str],
-                ctx: RuleContext) -> tuple[TaskRecord, list[Defect]]:
-    """A draft on its feed version (edited from `base`) as a task record, and what the task rules find."""
-    record = from_draft(draft, task_id, list(feed.video_feed), keyword_videos=list(base.keyword_videos or []),
-                        other_videos=list(base.other_videos or []), feed_edit_problems=feed_edit_problems)
-    return record, check_task(record, ctx)
 
 
 def _feed_for(catalog: Catalog, feed_id: str, base_version: int, edits: str | None,
@@ -75,14 +68,6 @@ def _mint_task_id(catalog: Catalog, subcategory: str | None) -> str:
         "SELECT max(TRY_CAST(regexp_extract(task_id, '_(\\d+)$', 1) AS INTEGER)) FROM tasks "
         "WHERE regexp_replace(task_id, '_\\d+$', '') = ?", [prefix]).fetchone()
     return f"{prefix}_{(row[0] or 0) + 1}"
-
-
-def feedback_text(reasons: list[str]) -> str:
-    """What the annotator reads at the top of the task after an import found problems."""
-    if not reasons:
-        return ""
-    listed = " ".join(f"({n}) {r}" for n, r in enumerate(reasons, start=1))
-    return f"需要修改 Needs a fix: {listed} — 请修改后点击 Update / fix it here and press Update."
 
 
 @stage("annotate-import", command="curate annotate import", batched=True,

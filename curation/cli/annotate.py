@@ -8,9 +8,9 @@ from typing import Annotated
 
 import typer
 
-from curation.annotate.accounts import annotator_email
-from curation.annotate.client import annotator_url
-from curation.cli.base import app, config, open_catalog
+from curation.cli.base import ADD_HELP, app, config, open_catalog
+from curation.labelstudio.accounts import annotator_email
+from curation.labelstudio.client import annotator_url
 
 annotate_app = typer.Typer(no_args_is_help=True, help="Authoring projects in Label Studio.")
 app.add_typer(annotate_app, name="annotate")
@@ -18,20 +18,24 @@ app.add_typer(annotate_app, name="annotate")
 
 @annotate_app.command("export")
 def annotate_export(
-    annotators: Annotated[str, typer.Option(help="Comma-separated annotator names (or emails).")],
+    annotators: Annotated[str | None, typer.Option(
+        help="Comma-separated annotators the catalog knows (names or emails).")] = None,
+    add: Annotated[list[str] | None, typer.Option(help=ADD_HELP)] = None,
     feed: Annotated[list[str] | None, typer.Option(help="Only these feed ids (repeatable).")] = None,
     passwords: Annotated[Path | None, typer.Option(
         help="File of 'name password' lines: new accounts get these (and listed existing ones are reset).")] = None,
 ) -> None:
     """One authoring project per annotator, in their own organization; each feed version is sent once.
 
-    New annotator accounts get the password from --passwords, else LABEL_STUDIO_ANNOTATOR_PASSWORD,
-    else a generated one printed here once (it is stored nowhere)."""
+    Feeds are shared out evenly and stay with the annotator they first went to. Only people the
+    catalog knows are accepted; a new person is named with --add. New accounts get the password
+    from --passwords, else LABEL_STUDIO_ANNOTATOR_PASSWORD, else a generated one printed here once
+    (it is stored nowhere)."""
     from curation.annotate.export import export_to_label_studio
 
     with open_catalog() as cat:
-        counts = export_to_label_studio(cat, annotators.split(","), Path(config().media.output_dir), feed,
-                                        passwords)
+        counts = export_to_label_studio(cat, (annotators or "").split(","), Path(config().media.output_dir), feed,
+                                        passwords, add=add)
     typer.echo(f"{counts['feeds']:,} feeds: {counts['exported']:,} exported, "
                f"{counts['already_exported']:,} already in Label Studio; "
                f"{counts['accounts_created']} annotator accounts created")

@@ -29,6 +29,9 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="LivingScreen curation toolkit: corpora -> catalog -> feeds -> releases.")
 console = Console()
 STATE: dict[str, Any] = {}
+# the options that name people accept only known ones (curation/labelstudio/people.py)
+ADD_HELP = ("A new person (repeatable, or comma-separated): their account is made and they take part as if "
+            "listed. Names the catalog does not know are refused unless given here.")
 
 
 def config() -> Config:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -61,15 +60,13 @@ def explain(record_id: Annotated[str, typer.Argument(help="A video_id, task_id, 
 @app.command()
 def describe() -> None:
     """Each stage: the command, the catalog tables it reads and writes, and their row counts."""
-    from curation.core.stage import all_stages
+    from curation.pipeline import all_stages
 
     stages = all_stages()
     counts: dict[str, int] = {}
     if catalog_path().exists():
         with open_catalog(read_only=True) as cat:
-            present = set(cat.tables())
-            for table in sorted({t for s in stages for t in (*s.reads, *s.writes)} & present):
-                counts[table] = int(cat.scalar(f"SELECT count(*) FROM {table}"))
+            counts = cat.row_counts({t for s in stages for t in (*s.reads, *s.writes)})
     for stage in stages:
         typer.echo(stage.describe(counts))
 
@@ -129,16 +126,10 @@ def cluster(
     """HDBSCAN clusters of keyword-set embeddings, with quality against human labels."""
     from curation.corpus.cluster import cluster_videos
 
+    path = Path(config().reports.dir) / "clusters.html" if report else None
     with open_catalog() as cat:
-        result = cluster_videos(cat, config().cluster, config().embedding.model)
-        counts = cat.scalar("SELECT counts FROM runs WHERE run_id = ?", [result.run_id])
-        if report:
-            from curation.corpus.embed import model_id_for
-            from curation.reports import cluster_report
-
-            path = cluster_report(cat, result.run_id, model_id_for(config().embedding.model),
-                                  Path(config().reports.dir) / "clusters.html")
-    stats = json.loads(counts or "{}")
+        result = cluster_videos(cat, config().cluster, config().embedding.model, report=path)
+    stats = result.counts
     typer.echo(f"cluster run {result.run_id}{' (inputs unchanged: reused)' if result.reused else ''}: "
                f"{stats.get('clusters', 0):,} clusters over {stats.get('videos', 0):,} videos, "
                f"noise {stats.get('noise', 0) / max(stats.get('videos', 1), 1):.1%}")
@@ -152,5 +143,5 @@ def cluster(
     if "fakesv_events" in stats:
         typer.echo(f"  FakeSV: {stats['fakesv_events_split']:,} of {stats['fakesv_events_clustered']:,} "
                    f"clustered events split across clusters ({stats['fakesv_events']:,} events in all)")
-    if report:
-        typer.echo(f"  report: {path}")
+    if result.report:
+        typer.echo(f"  report: {result.report}")

@@ -23,18 +23,14 @@ def feeds_build(
     report: Annotated[bool, typer.Option(help="Write build/reports/feeds.html.")] = False,
 ) -> None:
     """Anchor cluster + r in [50%, 200%] unrelated distractors, shuffled."""
-    from curation.corpus.feed_export import feeds_report
     from curation.corpus.feeds import build_feed_set
 
-    cfg = config().feeds
+    path = Path(config().reports.dir) / "feeds.html" if report else None
     with open_catalog() as cat:
-        counts = build_feed_set(cat, cfg, n, seed, replace=replace, sources=config().sources)
-        if report:
-            path = feeds_report(cat, Path(config().reports.dir) / "feeds.html", cfg.ratio_min, cfg.ratio_max,
-                                config().sources)
+        counts = build_feed_set(cat, config().feeds, n, seed, replace=replace, sources=config().sources, report=path)
     typer.echo(f"{counts['feeds']:,} feeds (seed {seed}) from cluster run {counts['cluster_run']}: "
                f"{counts['written']:,} written" + ("" if counts["written"] else " (already up to date)"))
-    if report:
+    if path:
         typer.echo(f"  report: {path}")
 
 
@@ -63,7 +59,7 @@ def feeds_edit(
 ) -> None:
     """Make a new version of a feed; earlier versions stay readable."""
     from curation.corpus.feed_edit import edit_feed
-    from curation.corpus.feed_export import format_ratio
+    from curation.corpus.feeds_report import format_ratio
 
     ops: list[dict[str, Any]] = []
     if delete:
@@ -111,7 +107,8 @@ def feeds_list(
     = None,
 ) -> None:
     """Feeds (latest versions): length, ratio, whether edited, who they went to, tasks written on them."""
-    from curation.corpus.feed_export import format_ratio, list_feeds
+    from curation.corpus.feed_export import list_feeds
+    from curation.corpus.feeds_report import format_ratio
 
     with open_catalog(read_only=True) as cat:
         rows = list_feeds(cat, seed, edited, sent)
@@ -125,7 +122,8 @@ def feeds_list(
 @feeds_app.command("drift")
 def feeds_drift(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Feeds whose distractor ratio left the design range after edits."""
-    from curation.corpus.feed_export import format_ratio, ratio_drift
+    from curation.corpus.feed_export import ratio_drift
+    from curation.corpus.feeds_report import format_ratio
 
     cfg = config().feeds
     with open_catalog(read_only=True) as cat:

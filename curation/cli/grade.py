@@ -55,28 +55,23 @@ def grade_command(
     """SR, NS, WR, progress and observation buckets per episode; coverage and a summary per tier, sub-category
     and model. Exits 1 when no episode could be graded."""
     from curation.grade.grade import grade_logs
-    from curation.grade.report import grade_page
     from curation.release.semver import Version
-    from curation.reports import write
 
     target = Version.parse(release)
     folder = (out or Path(config().grade.dir) / target.tag).resolve()
     with open_catalog() as cat:
         result = grade_logs(cat, paired(logs, model), str(target), folder, include_defective)
-        audit = audit_rates(cat, str(target))
-    # beside the run's own files, so that grading another release or logs folder does not overwrite it
-    page = write(folder / "grade.html", grade_page(result.summary, audit))
     if as_json:
         typer.echo(json.dumps(result.summary, ensure_ascii=False, indent=2))
     else:
-        _print_summary(result, folder, page)
+        _print_summary(result, folder, result.report)
     if not result["graded"]:
         typer.echo(f"nothing graded: {result['rejected']:,} logs rejected, {result['crashed']:,} task folders "
                    f"without a log (is {target.tag} the release these episodes ran?)", err=True)
         raise typer.Exit(1)
 
 
-def _print_summary(result: Any, folder: Path, page: Path) -> None:
+def _print_summary(result: Any, folder: Path, page: Path | None) -> None:
     summary = result.summary
     typer.echo(f"{result['logs']:,} episode logs: {result['graded']:,} graded, {result['rejected']:,} rejected; "
                f"{result['crashed']:,} crashed (a task folder without a log)")
@@ -105,15 +100,6 @@ def _print_summary(result: Any, folder: Path, page: Path) -> None:
 
 def _pct(value: float | None) -> str:
     return "–" if value is None else f"{value:.1%}"
-
-
-def audit_rates(cat: Any, release: str) -> list[dict[str, Any]]:
-    """Per model: the share of audited trajectories with under-, over- and both kinds of observation."""
-    return cat.rows("""
-        SELECT model, count(*) AS trajectories, avg(under::INT) AS under, avg(over::INT) AS over,
-               avg((under AND over)::INT) AS both FROM (
-            SELECT model, task_id, bool_or(under_observed) AS under, bool_or(over_observed) AS over
-            FROM audit_flags WHERE release = ? GROUP BY ALL) GROUP BY model ORDER BY model""", [release])
 
 
 @rewards_app.command("build")
@@ -158,20 +144,13 @@ def audit_export(
 def audit_import(release: Annotated[str, typer.Option(help="The graded release, vX.Y.Z.")]) -> None:
     """The auditors' flags back; per model the share of trajectories under-, over- and both (grade.html)."""
     from curation.grade.audit import import_audit
-    from curation.grade.grade import summary_of
-    from curation.grade.report import grade_page
     from curation.release.semver import Version
-    from curation.reports import write
 
-    target = str(Version.parse(release))
+    target = Version.parse(release)
     with open_catalog() as cat:
-        c = import_audit(cat)
-        rates = audit_rates(cat, target)
-        rows = cat.rows("SELECT * FROM episode_grades WHERE release = ?", [target])
-    page = write(Path(config().grade.dir).resolve() / Version.parse(target).tag / "grade.html",
-                 grade_page(summary_of(rows, target), rates))
+        c = import_audit(cat, str(target), Path(config().grade.dir).resolve() / target.tag / "grade.html")
     typer.echo(f"{c['audited']:,} trajectories audited, {c['waiting']:,} waiting")
-    for r in rates:
+    for r in c.rates:
         typer.echo(f"  {r['model']}: {r['trajectories']} trajectories, under-observed {r['under']:.1%}, "
                    f"over-observed {r['over']:.1%}, both {r['both']:.1%}")
-    typer.echo(f"  report: {page}")
+    typer.echo(f"  report: {c.report}")

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from curation.cli.base import app, config, open_catalog
+from curation.cli.base import ADD_HELP, app, config, open_catalog
 
 qc_app = typer.Typer(no_args_is_help=True, help="Quality control of tasks.")
 app.add_typer(qc_app, name="qc")
@@ -112,8 +112,8 @@ PASSWORDS_HELP = "File of 'name password' lines for accounts made here (as in `c
 
 
 def _show_passwords(result) -> None:
-    from curation.annotate.accounts import annotator_email
-    from curation.annotate.client import annotator_url
+    from curation.labelstudio.accounts import annotator_email
+    from curation.labelstudio.client import annotator_url
 
     for person, password in sorted(result.passwords.items()):
         typer.echo(f"  new account {person} ({annotator_email(person)}), password {password} "
@@ -124,7 +124,9 @@ def _show_passwords(result) -> None:
 
 @calibrate_app.command("export")
 def calibrate_export(
-    annotators: Annotated[str, typer.Option(help="Comma-separated annotators; each gets the same pilot batch.")],
+    annotators: Annotated[str | None, typer.Option(
+        help="Comma-separated annotators the catalog knows; each gets the same pilot batch.")] = None,
+    add: Annotated[list[str] | None, typer.Option(help=ADD_HELP)] = None,
     pilot: Annotated[int | None, typer.Option(help="Number of pilot feeds; annotators write a task on each.")]
     = None,
     seed: Annotated[int, typer.Option(help="Chooses the pilot feeds.")] = 0,
@@ -137,8 +139,8 @@ def calibrate_export(
     from curation.qc.calibrate import export_pilot
 
     with open_catalog() as cat:
-        result = export_pilot(cat, annotators.split(","), pilot, seed, questions, Path(config().media.output_dir),
-                              passwords)
+        result = export_pilot(cat, (annotators or "").split(","), pilot, seed, questions,
+                              Path(config().media.output_dir), passwords, add=add)
     typer.echo(f"pilot round {result['round']}: {result['items']} items per annotator; {result['sent']:,} tasks "
                f"sent, {result['already_sent']:,} already there; {result['accounts_created']} accounts created")
     _show_passwords(result)
@@ -151,31 +153,25 @@ def calibrate_import(
 ) -> None:
     """The pilot answers back; agreement for the meeting as calibration.md and calibration.html."""
     from curation.core.errors import UsageError
-    from curation.qc.calibrate import fields_of, import_pilot
-    from curation.qc.calibration_report import figure, write_calibration
+    from curation.qc.calibrate import import_pilot
+    from curation.qc.calibration_report import figure
 
     with open_catalog() as cat:
-        result = import_pilot(cat)
-        newest = cat.scalar("SELECT round FROM qc_items WHERE purpose LIKE 'pilot%' ORDER BY created_at DESC LIMIT 1")
+        result = import_pilot(cat, Path(config().reports.dir), round_name)
     typer.echo(f"{result['answers']:,} pilot answers: {result['new']:,} new, {result['changed']:,} changed, "
                f"{result['unchanged']:,} unchanged; {result['unanswered']:,} pilot tasks not answered yet")
-    chosen = round_name or newest
-    if chosen is None:
-        raise UsageError("no pilot round has been sent: run `curate qc calibrate export` first")
-    rows = (result.rounds or {}).get(chosen)
-    if not rows:
-        known = ", ".join(sorted(result.rounds or {})) or "none yet"
-        raise UsageError(f"no answers for round {chosen!r} (rounds with answers: {known})")
-    md, page_path, agreement = write_calibration(rows, chosen, fields_of(chosen), Path(config().reports.dir),
-                                                 (result.members or {}).get(chosen))
-    typer.echo(f"round {chosen}: Krippendorff's alpha " + ", ".join(
-        f"{field} {figure(a.alpha)}" for field, a in agreement.items()))
-    typer.echo(f"  agenda: {md}\n  report: {page_path}")
+    if result.agreement is None:  # no round to report on, or none with answers
+        raise UsageError(str(result.unreported))
+    typer.echo(f"round {result.round}: Krippendorff's alpha " + ", ".join(
+        f"{field} {figure(a.alpha)}" for field, a in result.agreement.items()))
+    typer.echo(f"  agenda: {result.agenda}\n  report: {result.report}")
 
 
 @review_app.command("export")
 def review_export(
-    reviewers: Annotated[str, typer.Option(help="Comma-separated reviewers (annotators); nobody gets their own task.")],
+    reviewers: Annotated[str | None, typer.Option(
+        help="Comma-separated reviewers the catalog knows; nobody gets their own task.")] = None,
+    add: Annotated[list[str] | None, typer.Option(help=ADD_HELP)] = None,
     seed: Annotated[int, typer.Option(help="Breaks ties in the assignment.")] = 0,
     passwords: Annotated[Path | None, typer.Option(help=PASSWORDS_HELP)] = None,
 ) -> None:
@@ -183,7 +179,8 @@ def review_export(
     from curation.qc.review import export_reviews
 
     with open_catalog() as cat:
-        result = export_reviews(cat, reviewers.split(","), seed, Path(config().media.output_dir), passwords)
+        result = export_reviews(cat, (reviewers or "").split(","), seed, Path(config().media.output_dir), passwords,
+                                add=add)
     typer.echo(f"{result['tasks']:,} tasks to review: {result['sent']:,} sent, {result['already_sent']:,} already "
                "there; " + ", ".join(f"{p} {n:,}" for p, n in sorted(result["per_reviewer"].items())))
     _show_passwords(result)
@@ -204,14 +201,16 @@ def review_import() -> None:
 @adjudicate_app.command("export")
 def adjudicate_export(
     members: Annotated[str | None, typer.Option(
-        help="Comma-separated people who decide; each gets an account that can open the project.")] = None,
+        help="Comma-separated people the catalog knows who decide; each gets an account that can open the "
+        "project.")] = None,
+    add: Annotated[list[str] | None, typer.Option(help=ADD_HELP)] = None,
     passwords: Annotated[Path | None, typer.Option(help=PASSWORDS_HELP)] = None,
 ) -> None:
     """Every escalated task, with both answers, flags and comment, into the adjudication project."""
     from curation.qc.adjudicate import export_adjudication
 
     with open_catalog() as cat:
-        c = export_adjudication(cat, Path(config().media.output_dir), (members or "").split(","), passwords)
+        c = export_adjudication(cat, Path(config().media.output_dir), (members or "").split(","), passwords, add=add)
     typer.echo(f"{c['escalated']:,} escalated tasks: {c['sent']:,} sent, {c['already_sent']:,} already there; "
                f"{c['accounts_created']} accounts created")
     _show_passwords(c)

@@ -31,14 +31,12 @@ def release_build(
     """Freeze the tasks that finished QC into vX.Y.Z: parquet configs, runner JSON, card, changelog, manifest.
     Every task is judged by the task rules first: an error refuses the build unless --exclude-invalid."""
     from curation.release.build import build_release
-    from curation.release.report import release_report
 
     with open_catalog() as cat:
         built = build_release(cat, version, config().release, parent, out, with_media, repo,
                               exclude_invalid=exclude_invalid, sources=config().sources, feeds=config().feeds,
-                              health_strict=health_strict)
+                              health_strict=health_strict, reports_dir=Path(config().reports.dir))
     assert built.folder is not None and built.diff is not None
-    report = release_report(built.folder, Path(config().reports.dir))
     typer.echo(f"release {built.folder}: {built['tasks']:,} tasks, {built['videos']:,} videos, "
                f"{built['feeds']:,} feeds; configs " + ", ".join(
                    f"{c} ({built['per_config'][c]:,})" for c in built.configs))
@@ -48,7 +46,7 @@ def release_build(
     if built.diff.excluded:
         typer.echo(f"  left out: {len(built.diff.excluded)} tasks fail the task rules: "
                    + ", ".join(sorted(built.diff.excluded)) + " (CHANGELOG.md says why)")
-    typer.echo(f"  report: {report}")
+    typer.echo(f"  report: {built.report}")
 
 
 @release_app.command("verify")
@@ -151,9 +149,10 @@ def release_export(
 @release_app.command("list")
 def release_list() -> None:
     """Recorded releases: version, parent, origin, tasks, where, and where they were published."""
+    from curation.release.publish import recorded_releases
+
     with open_catalog(read_only=True) as cat:
-        rows = cat.rows("SELECT r.*, list(p.repo) FILTER (WHERE p.repo IS NOT NULL) AS repos FROM releases r "
-                        "LEFT JOIN publications p USING (version) GROUP BY ALL ORDER BY r.created_at")
+        rows = recorded_releases(cat)
     for r in rows:
         typer.echo(f"{r['version']}\t{r['origin']}\tparent {r['parent'] or '-'}\t{r['tasks']:,} tasks\t{r['path']}"
                    + (f"\tpublished to {', '.join(r['repos'])}" if r["repos"] else ""))

@@ -66,17 +66,16 @@ def qc_shortcut(report: Annotated[bool, typer.Option(help="Write the HTML report
     """Show each task's metadata-only view to the inspectors; discard what they solve (under the
     configuration of record; another configuration's verdicts are kept as evidence)."""
     from curation.qc.shortcut import UnusableInspectorError, filter_shortcuts
-    from curation.qc.shortcut_report import write_report
 
     cfg = config().qc.shortcut
+    path = Path(cfg.report) if report else None
     typer.echo(f"configuration from {config_origin()}")
     with open_catalog() as cat:
         try:
-            result = filter_shortcuts(cat, cfg, source=config_origin())
+            result = filter_shortcuts(cat, cfg, report=path, source=config_origin())
         except UnusableInspectorError as exc:
             _summary(exc.result, cfg.max_unparsed_share, written=False)
             raise
-        path = write_report(cat, Path(cfg.report), result) if report else None
     _summary(result, cfg.max_unparsed_share)
     if path:
         typer.echo(f"  report: {path}")
@@ -88,12 +87,12 @@ def qc_shortcut(report: Annotated[bool, typer.Option(help="Write the HTML report
 def shortcut_config_show() -> None:
     """The configuration of record, its history, and whether the configuration in force differs."""
     from curation.qc.shortcut import configuration
-    from curation.qc.shortcut_record import config_changes, record_history
+    from curation.qc.shortcut_record import config_changes, record_history, verdict_counts
 
     decisive, digest = configuration(config().qc.shortcut)
     with open_catalog(read_only=True) as cat:
         history = record_history(cat)
-        evidence = cat.rows("SELECT config_sha256, count(*) AS n FROM shortcut_verdicts GROUP BY 1 ORDER BY 1")
+        evidence = verdict_counts(cat)
     if not history:
         typer.echo("no configuration of record yet: the first `curate qc shortcut` run sets it")
     for entry in history:
@@ -106,8 +105,8 @@ def shortcut_config_show() -> None:
     if record is not None and not same:
         typer.echo("  differs from the configuration of record in: "
                    + ("; ".join(config_changes(record.config, decisive)) or "settings not recorded"))
-    for row in evidence:
-        typer.echo(f"verdicts kept under {row['config_sha256']}: {row['n']:,}")
+    for kept_under, n in evidence.items():
+        typer.echo(f"verdicts kept under {kept_under}: {n:,}")
 
 
 @shortcut_config_app.command("adopt")

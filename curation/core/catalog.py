@@ -324,7 +324,13 @@ MIGRATIONS: list[str] = [
     ALTER TABLE episode_grades ADD COLUMN state_unknown VARCHAR;
     ALTER TABLE episode_grades ADD COLUMN defective VARCHAR;
     """,
-    # 19: verdicts of record (curation/qc/shortcut_record.py). Every shortcut-filter configuration that ran,
+    # 19: the people whose Label Studio accounts the toolkit made or used. Options that name people
+    # accept only known names (a typo must not become a new account); the deciding group's members
+    # have no project of their own, so this is where they are known from
+    """
+    CREATE TABLE people (name VARCHAR NOT NULL PRIMARY KEY, added_at TIMESTAMP, run_id VARCHAR);
+    """,
+    # 20: verdicts of record (curation/qc/shortcut_record.py). Every shortcut-filter configuration that ran,
     # with the file it came from; the history of the configuration of record (the first run sets it, only
     # `qc shortcut-config adopt` changes it); and which verdict decided each task version. Decisions made
     # before this schema are read back from the moves they caused; no configuration is of record until the
@@ -344,7 +350,7 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (task_id, task_version, seq)
     );
     INSERT INTO shortcut_decisions (task_id, task_version, seq, config_sha256, reason, run_id, decided_at)
-    SELECT x.task_id, x.version, 1, v.config_sha256, 'decided before verdicts of record (schema 19)', x.run_id,
+    SELECT x.task_id, x.version, 1, v.config_sha256, 'decided before verdicts of record (schema 20)', x.run_id,
            x.moved_at
     FROM task_transitions x JOIN shortcut_verdicts v
       ON v.task_id = x.task_id AND v.task_version = x.version AND v.verdict = x.to_state
@@ -511,3 +517,8 @@ class Catalog:
         return [r[0] for r in self.con.execute(
             "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' "
             "AND table_type = 'BASE TABLE' ORDER BY 1").fetchall()]
+
+    def row_counts(self, names: set[str] | list[str]) -> dict[str, int]:
+        """Rows in each of `names` that is a table of this catalog (other names are left out)."""
+        present = sorted(set(names) & set(self.tables()))
+        return {t: int(self.scalar(f"SELECT count(*) FROM {t}")) for t in present}

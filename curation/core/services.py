@@ -2,10 +2,28 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
+from pathlib import Path
+
+
+def installation_root() -> Path:
+    """Where the toolkit is installed: the checkout holding its pyproject.toml (where `make` puts the
+    helper venvs), else, for a package installed into a venv, the folder holding that venv."""
+    checkout = Path(__file__).resolve().parents[2]
+    if (checkout / "pyproject.toml").is_file():
+        return checkout
+    return Path(sys.prefix).resolve().parent
+
+
+def helper_venv(folder: str, env: str) -> Path:
+    """A helper server's own venv (`.venv-ls`, `.venv-llm`): `$env` when set, else `folder` in the
+    installation root, so that a command finds it whatever folder it runs in."""
+    return Path(os.environ[env]) if os.environ.get(env) else installation_root() / folder
 
 
 def free_port() -> int:

@@ -29,13 +29,7 @@ from curation.core.progress import progress
 
 T = TypeVar("T")
 STAGES: dict[str, Stage] = {}
-PIPELINE = ("ingest", "keywords", "embed", "cluster", "feeds", "feeds-edit", "feeds-export", "media-scan",
-            "media-probe", "media-normalise", "media-register-synthetic", "annotate-export", "annotate-import",
-            "qc-calibrate-export", "qc-calibrate-import", "qc-validate", "qc-accept-imported", "qc-shortcut",
-            "qc-review-export",
-            "qc-review-import", "qc-adjudicate-export", "qc-adjudicate-import", "qc-report", "release-build",
-            "release-publish", "release-import-livingscreen", "release-export-livingscreen", "release-env-feeds",
-            "grade", "rewards-build", "grade-audit-export", "grade-audit-import")
+
 
 
 @dataclass
@@ -163,37 +157,3 @@ def stage(name: str, *, command: str, summary: str, reads: tuple[str, ...], writ
         STAGES[name] = declared
         return declared
     return declare
-
-
-def all_stages() -> list[Stage]:
-    """Every stage of the pipeline, in pipeline order (importing the modules declares them)."""
-    import curation.annotate.export
-    import curation.annotate.importer
-    import curation.corpus.cluster
-    import curation.corpus.embed
-    import curation.corpus.feed_edit
-    import curation.corpus.feed_export
-    import curation.corpus.feeds
-    import curation.corpus.keywords
-    import curation.grade.audit
-    import curation.grade.grade
-    import curation.grade.rewards
-    import curation.ingest
-    import curation.media.normalise
-    import curation.media.probe
-    import curation.media.scan
-    import curation.media.synthetic
-    import curation.qc.accept
-    import curation.qc.adjudicate
-    import curation.qc.calibrate
-    import curation.qc.funnel
-    import curation.qc.review
-    import curation.qc.shortcut
-    import curation.qc.validate
-    import curation.release.build
-    import curation.release.envfeeds
-    import curation.release.livingscreen
-    import curation.release.publish  # noqa: F401
-
-    order = {name: i for i, name in enumerate(PIPELINE)}
-    return sorted(STAGES.values(), key=lambda s: (order.get(s.name, len(order)), s.name))

@@ -13,6 +13,7 @@ import json
 import math
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,7 +24,8 @@ from curation.core.config import ClusterConfig, as_dict
 from curation.core.errors import PrerequisiteError
 from curation.core.progress import note
 from curation.core.stage import StageRun, stage
-from curation.corpus.embed import load_vectors, model_id_for
+from curation.corpus.cluster_report import cluster_report
+from curation.corpus.embed import centred_rows, load_vectors, model_id_for
 from curation.corpus.quality import source_quality
 
 
@@ -34,15 +36,8 @@ class ClusterResult:
     labels: np.ndarray
     reused: bool = False
     quality: dict[str, Any] = field(default_factory=dict)
-
-
-def centred_rows(vectors: np.ndarray, mean: np.ndarray) -> np.ndarray:
-    """`vectors` less the corpus `mean`, re-normalised (in the vectors' own precision). Row by
-    row this is exactly what `centre` gives those rows, so a caller can centre one cluster at a
-    time instead of holding a float64 copy of every vector."""
-    centred = vectors - mean
-    centred /= np.maximum(np.linalg.norm(centred, axis=1, keepdims=True), 1e-12)
-    return centred
+    counts: dict[str, Any] = field(default_factory=dict)  # as recorded in `runs`
+    report: Path | None = None
 
 
 def centre(vectors: np.ndarray, dims: int | None = None, seed: int = 0) -> np.ndarray:
@@ -226,9 +221,19 @@ def latest_cluster_run(catalog: Catalog) -> str | None:
 
 @stage("cluster", command="curate cluster [--report]",
        reads=("keyword_sets", "embeddings", "videos", "clusters", "cluster_members"),
-       writes=("clusters", "cluster_members"), summary="HDBSCAN clusters with top keywords and medoids; "
-       "a re-run with the same inputs and parameters reuses the earlier clustering")
-def cluster_videos(run: StageRun, config: ClusterConfig, model_spec: str) -> ClusterResult:
+       writes=("clusters", "cluster_members", "report file (--report)"), summary="HDBSCAN clusters with top "
+       "keywords and medoids; a re-run with the same inputs and parameters reuses the earlier clustering")
+def cluster_videos(run: StageRun, config: ClusterConfig, model_spec: str, report: Path | None = None) -> ClusterResult:
+    """Cluster (or reuse the clustering of the same inputs); with `report`, write the clusters page there."""
+    result = _cluster(run, config, model_spec)
+    result.counts = run.counts
+    if report is not None:
+        run.params.update(report=str(report))
+        result.report = cluster_report(run.db, result.run_id, model_id_for(model_spec), report, counts=run.counts)
+    return result
+
+
+def _cluster(run: StageRun, config: ClusterConfig, model_spec: str) -> ClusterResult:
     catalog = run.db
     model_id = model_id_for(model_spec)
     video_ids, vectors = load_vectors(catalog, model_id)

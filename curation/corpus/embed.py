@@ -190,3 +190,13 @@ def load_vectors(catalog: Catalog, model_id: str) -> tuple[list[str], np.ndarray
                 rows.append(row)
         vectors[rows] = values[taken]
     return [video_id for video_id, _ in pairs], vectors
+
+
+def centred_rows(vectors: np.ndarray, mean: np.ndarray) -> np.ndarray:
+    """`vectors` less the corpus `mean`, re-normalised (in the vectors' own precision). Row by
+    row this is exactly what `cluster.centre` gives those rows, so a caller can centre one cluster
+    at a time instead of holding a float64 copy of every vector (e5-style vectors crowd into a
+    narrow cone; clustering and its report both look at them centred)."""
+    centred = vectors - mean
+    centred /= np.maximum(np.linalg.norm(centred, axis=1, keepdims=True), 1e-12)
+    return centred

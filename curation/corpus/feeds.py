@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import asdict, dataclass, fields
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,7 @@ from curation.core.errors import FeedError, PrerequisiteError
 from curation.core.stage import StageRun, stage
 from curation.corpus.cluster import clustering_space, latest_cluster_run
 from curation.corpus.embed import load_vectors
+from curation.corpus.feeds_report import feeds_report
 from curation.corpus.playable import playable_video_ids
 
 SIMILARITY_SAMPLE = 2048  # candidates whose similarities set a cluster's distractor threshold
@@ -324,9 +326,21 @@ def insert_feeds(catalog: Catalog, feeds: list[Feed]) -> None:
 @stage("feeds", command="curate feeds build --n N --seed S",
        reads=("clusters", "cluster_members", "keyword_sets", "embeddings", "videos", "runs", "ls_tasks",
               "media_files", "media_outputs"),
-       writes=("feeds",), summary="anchor cluster + unrelated distractors, shuffled, versioned")
+       writes=("feeds", "report file (--report)"), summary="anchor cluster + unrelated distractors, shuffled, "
+       "versioned")
 def build_feed_set(run: StageRun, config: FeedsConfig, n: int, seed: int, cluster_run: str | None = None,
-                   replace: bool = False, sources: dict[str, SourceConfig] | None = None) -> dict[str, Any]:
+                   replace: bool = False, sources: dict[str, SourceConfig] | None = None,
+                   report: Path | None = None) -> dict[str, Any]:
+    """Build the feeds of `seed`; with `report`, write the feeds page there (its path joins the run's params)."""
+    counts = _build_feed_set(run, config, n, seed, cluster_run, replace, sources)
+    if report is not None:
+        run.params.update(report=str(report))
+        feeds_report(run.db, report, latest_feeds(run.db), config.ratio_min, config.ratio_max, sources)
+    return counts
+
+
+def _build_feed_set(run: StageRun, config: FeedsConfig, n: int, seed: int, cluster_run: str | None,
+                    replace: bool, sources: dict[str, SourceConfig] | None) -> dict[str, Any]:
     catalog = run.db
     cluster_run = cluster_run or latest_cluster_run(catalog)
     if cluster_run is None:

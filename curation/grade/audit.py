@@ -14,17 +14,20 @@ from __future__ import annotations
 import hashlib
 import html
 import json
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from curation.annotate.projects import read_fields
-from curation.annotate.render import render_feed
 from curation.core.catalog import Catalog, now
 from curation.core.errors import UsageError
-from curation.core.stage import StageRun, stage
+from curation.core.stage import RunResult, StageRun, stage
 from curation.corpus.feeds import Feed
 from curation.corpus.visible import video_durations
+from curation.grade.grade import summary_of
+from curation.grade.report import audit_rates, write_grade_page
+from curation.labelstudio.projects import read_fields
+from curation.labelstudio.render import render_feed
 from curation.qc.workspace import group_project, open_session, returned_tasks, send_missing
 from curation.release.semver import Version
 
@@ -107,10 +110,31 @@ def export_audit(run: StageRun, version: str, per_tier: int = 50, seed: int = 0,
     return run.counts
 
 
+@dataclass
+class AuditImport(RunResult):
+    rates: list[dict[str, Any]] = field(default_factory=list)  # per model, of the release asked about
+    report: Path | None = None  # grade.html, when asked for
+
+
 @stage("grade-audit-import", command="curate grade audit import", batched=True,
-       reads=("qc_projects", "qc_items", "episode_grades", "audit_flags"), writes=("audit_flags",),
+       reads=("qc_projects", "qc_items", "episode_grades", "audit_flags"),
+       writes=("audit_flags", "grade.html (with a report path)"),
        summary="the auditors' flags back: per model, the share of trajectories under-, over- and both")
-def import_audit(run: StageRun) -> dict[str, Any]:
+def import_audit(run: StageRun, release: str | None = None, report: Path | None = None) -> AuditImport:
+    """The flags back; with `release`, that release's rates per model, and with `report` its grade.html again."""
+    result = AuditImport(_import_flags(run))
+    if release is not None:
+        target = str(Version.parse(release))
+        run.params.update(release=target)
+        result.rates = audit_rates(run.db, target)
+        if report is not None:
+            rows = run.db.rows("SELECT * FROM episode_grades WHERE release = ?", [target])
+            result.report = write_grade_page(run.db, target, summary_of(rows, target), report)
+            run.params.update(report=str(result.report))
+    return result
+
+
+def _import_flags(run: StageRun) -> dict[str, Any]:
     catalog = run.db
     session = open_session()
     run.counts.update(audited=0, waiting=0)

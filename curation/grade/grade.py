@@ -29,6 +29,7 @@ from curation.core.stage import RunResult, StageRun, stage
 from curation.corpus.visible import video_durations
 from curation.grade.collect import STATUSES, collect, release_tasks
 from curation.grade.metrics import BUCKETS, grade_episode
+from curation.grade.report import write_grade_page
 from curation.release.semver import Version
 from curation.tasks.runner_format import subcategory_of
 
@@ -97,6 +98,7 @@ def coverage_of(coverage: list[dict[str, Any]], rows: list[dict[str, Any]], incl
 class GradeResult(RunResult):
     rows: list[dict[str, Any]] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
+    report: Path | None = None  # grade.html
 
 
 def _check(logs: list[tuple[str, Path]], *_: Any, **__: Any) -> None:
@@ -106,7 +108,7 @@ def _check(logs: list[tuple[str, Path]], *_: Any, **__: Any) -> None:
 
 
 @stage("grade", command="curate grade LOGS_DIR --release vX.Y.Z [--model NAME]", batched=False, check=_check,
-       reads=("releases", "release_tasks", "task_transitions", "videos", "episode_grades"),
+       reads=("releases", "release_tasks", "task_transitions", "videos", "episode_grades", "audit_flags"),
        writes=("episode_grades", "rejects", "grade files"),
        summary="the runner's episode logs graded: SR, NS, WR, progress, observation buckets, coverage; "
        "per tier and model")
@@ -145,7 +147,10 @@ def grade_logs(run: StageRun, logs: list[tuple[str, Path]], version: str, out: P
                "durations_unknown": sorted({v for t in tasks.values() for v in t["video_feed"]
                                             if not durations.get(v)})[:20]}
     write_outputs(rows, summary, out)
-    return GradeResult(run.counts, rows, summary)
+    # beside the run's own files, so that grading another release or logs folder does not overwrite it
+    report = write_grade_page(catalog, target, summary, out / "grade.html")
+    run.params.update(report=str(report))
+    return GradeResult(run.counts, rows, summary, report)
 
 
 def write_outputs(rows: list[dict[str, Any]], summary: dict[str, Any], out: Path) -> None:

@@ -5,9 +5,10 @@ The calls are replayed against a model of the app as the runner drives it (BITHL
 `templates/index.html`, `static/style.css`, `static/script.js`, at the viewport of `env.py`): taps on the
 side bar's like / comment / collect / report, the comment drawer (input, send, close), the report modal
 (category, reason, cancel, submit), the progress bar and the video itself (play / pause); swipes by the
-script's drag rule; `type` into whatever has focus. A call whose effect cannot be told from the log (a tap
-within `SLACK` of an edge where the outcomes differ, a swipe at the snap threshold, typing where a space could
-scroll) makes the whole state unknown, with the reason: it never guesses.
+script's drag rule; `type` into whatever has focus (with nothing focused, a space scrolls the feed when the last
+press landed in it). A call whose effect cannot be told from the log (a tap within `SLACK` of an edge where the
+outcomes differ, a like after the feed moved by an unknown amount, a Tab) makes the whole state unknown, with the
+reason: it never guesses. A move of the feed that nothing later depends on only makes `current` unknown.
 
 Coordinates below are CSS px at the runner's viewport; a call's 0–1000 point maps to x/1000*375, y/1000*812
 (main_threaded.py run_task). "shot" = measured on the recorded step screenshots (375x812, icons not loaded).
@@ -64,6 +65,9 @@ REASON, CANCEL, CONFIRM = Box(34.9, 436.5, 361.9, 538.5), Box(34.9, 543, 182.5, 
 NEUTRAL = {"canvas", "time", "seek", "sidebar", "header", "list", "inputarea", "modal", "outside"}
 KEEPS_FOCUS = {"canvas", "time"}  # script.js: mousedown on the feed calls preventDefault, so focus stays put
 FOCUSABLE = {"input", "reason", "send", "cancel", "confirm"}  # mousedown focuses them (a label focuses on click)
+# Targets inside index.html's .video-feed (the feed's scroll container): the side bar and the video's controls are in
+# its .video-item; with the drawer open, "canvas" is the strip of feed above it. The drawer and the modal are outside.
+IN_FEED = {"seek", "time", "like", "comment", "collect", "report", "sidebar", "canvas"}
 
 
 def _sidebar(icons: bool, wide: bool) -> list[tuple[str, Box]]:
@@ -124,6 +128,15 @@ class _App:
         self.seek: float | None = None
         self.after = 0.0                       # seconds waited since the video (re)started or was sought
         self.playback_known = True
+        # Where a space goes with nothing focused: Chromium scrolls the scroller around the node last pressed.
+        # False: nothing scrolls (nothing pressed yet, or last pressed outside the feed: the body's 766 px of
+        # content fit the 812 px viewport); True: the feed; None: unknown (an ambiguous press).
+        self.space_scrolls_feed: bool | None = False
+        self.lost = ""                         # why `current` became unknown
+
+    def pressed(self, hits: set[str]) -> None:
+        in_feed = {t in IN_FEED for t in hits}
+        self.space_scrolls_feed = in_feed.pop() if len(in_feed) == 1 else None
 
     def candidates(self, x: float, y: float) -> set[str]:
         hits = set()
@@ -146,7 +159,7 @@ class _App:
 
     def video(self) -> int:
         if self.current is None:
-            raise Unresolved("which video is on screen is unknown (an earlier swipe at the snap threshold)")
+            raise Unresolved(f"which video is on screen is unknown ({self.lost})")
         return self.current
 
     def press(self, t: str) -> None:
@@ -200,6 +213,7 @@ class _App:
         return f"{t} focused" if t in self.values else f"{t}: nothing"
 
     def tap(self, x: float, y: float) -> str:
+        self.pressed(self.candidates(x, y))
         t = self.pick(x, y, "tap")
         if t is None:
             return "ambiguous between controls that only touch focus or playback"
@@ -216,6 +230,7 @@ class _App:
 
     def swipe(self, x1: float, y1: float, x2: float, y2: float) -> str:
         start = self.candidates(x1, y1)
+        self.pressed(start)
         points = [(x1 + (x2 - x1) * k / STEPS, y1 + (y2 - y1) * k / STEPS) for k in range(1, STEPS + 1)]
         # script.js compares pageX with startY too (its deltaX bug), so only a near-still press is a click
         still = max(max(abs(px - y1), abs(py - y1)) for px, py in points) <= CLICK_MAX
@@ -252,7 +267,7 @@ class _App:
             return "feed drag from an unknown video"
         moved = self.delta(dy)
         if abs(abs(moved) - SNAP) <= 1:
-            self.current = None  # not raised here: nothing may depend on it later
+            self.current, self.lost = None, "an earlier swipe at the snap threshold"  # raised only if used later
             return f"feed drag of {moved:.1f} px, at the {SNAP:.0f} px snap threshold: video unknown"
         if abs(abs(moved) - LEAVE) <= 1:
             self.playback_known = False
@@ -271,6 +286,8 @@ class _App:
         f = self.focus
         if f is None:
             raise Unresolved("type with focus unknown (after an ambiguous tap)")
+        if "\t" in text:  # keyboard.type sends Tab as a key: focus moves along the page's tab order
+            raise Unresolved("type with a Tab, which moves the focus")
         if f in self.values:
             if not self.caret_end[f] and self.values[f]:
                 raise Unresolved(f"type into {f} whose caret was put inside its text by a click")
@@ -283,8 +300,26 @@ class _App:
                 raise Unresolved(f"{presses} presses of {f} while its first request is in flight")
             return "; ".join(self.click(f) for _ in range(presses))
         if " " in text and f == "body":
-            raise Unresolved("type with nothing focused: a space may scroll the page")
+            # probed on the runner's page (Playwright 1.58, Debian chromium): with nothing focused, spaces scroll the
+            # feed when the last press was in it (a tap on the video, a side-bar control, a swipe), by one video or
+            # two for the same keys; nothing moves before any press, or after one outside the feed (the frame, the
+            # drawer, the modal)
+            if self.space_scrolls_feed is None:
+                raise Unresolved("type with a space, nothing focused, after a press that may or may not be in the feed")
+            if self.space_scrolls_feed:
+                self.current, self.lost = None, "spaces typed with nothing focused scrolled the feed"
+                self.playback_known = False
+                return "typed with nothing focused: the spaces scroll the feed by an unknown number of videos"
+            return "typed with nothing focused and no scroller under the last press: nothing"
         return f"typed with {f} focused: nothing"
+
+
+def watch_seconds(seconds: float, fps: float) -> float:
+    """How long a watch sleeps: env.py get_recording takes max(1, int(seconds * fps)) frames `seconds / frames`
+    apart, the first at once (fps defaults to 1 in main_threaded.py run_task); a 3 s watch at 0.5 fps takes one
+    frame and no time."""
+    frames = max(1, int(seconds * fps))
+    return (frames - 1) * seconds / frames
 
 
 def rebuild_state(calls: list[ToolCall], feed_len: int, initial: list[dict[str, Any]] | None = None,
@@ -319,9 +354,12 @@ def rebuild_state(calls: list[ToolCall], feed_len: int, initial: list[dict[str, 
                                  a["x2"] / 1000 * VIEW_W, a["y2"] / 1000 * VIEW_H)
             elif call.name == "type":
                 what = app.type(str(a["text"]))
-            elif call.name in ("wait", "watch"):
+            elif call.name == "wait":
                 app.after += float(a["seconds"])
                 what = "time passes"
+            elif call.name == "watch":
+                app.after += watch_seconds(float(a["seconds"]), float(a.get("fps", 1)))
+                what = "time passes while frames are taken"
             else:  # answer, finish, mark_point: nothing on the page
                 what = "no effect on the page"
             notes.append(f"{head}: {what}")

@@ -6,10 +6,12 @@ over-observation rates (the paper's Table 3 shape) once trajectories have been a
 from __future__ import annotations
 
 import html
+from pathlib import Path
 from typing import Any
 
+from curation.core.catalog import Catalog
 from curation.grade.metrics import BUCKETS
-from curation.reports import page
+from curation.reports import page, write
 
 COLOURS = {"skipped": "#b9c4d0", "glanced": "#f2c14e", "partially_viewed": "#4a7ab5", "fully_consumed": "#c0504d"}
 
@@ -51,6 +53,20 @@ def scatter_svg(points: list[tuple[str, float, float]], x_name: str, width: int 
             f'<text x="{width / 2}" y="{height - 8}" font-size="11" text-anchor="middle">{x_name} (0–{top:.3g})</text>'
             f'<text x="12" y="{height / 2}" font-size="11" transform="rotate(-90 12 {height / 2})">SR</text>')
     return f'<div class="fig"><svg width="{width}" height="{height}" role="img">{axes}{"".join(dots)}</svg></div>'
+
+
+def audit_rates(catalog: Catalog, release: str) -> list[dict[str, Any]]:
+    """Per model: the share of audited trajectories with under-, over- and both kinds of observation."""
+    return catalog.rows("""
+        SELECT model, count(*) AS trajectories, avg(under::INT) AS under, avg(over::INT) AS over,
+               avg((under AND over)::INT) AS both FROM (
+            SELECT model, task_id, bool_or(under_observed) AS under, bool_or(over_observed) AS over
+            FROM audit_flags WHERE release = ? GROUP BY ALL) GROUP BY model ORDER BY model""", [release])
+
+
+def write_grade_page(catalog: Catalog, release: str, summary: dict[str, Any], path: Path) -> Path:
+    """grade.html for a release: the summary beside the audit's rates so far (called inside a stage run)."""
+    return write(path, grade_page(summary, audit_rates(catalog, release)))
 
 
 def grade_page(summary: dict[str, Any], audit: list[dict[str, Any]] | None = None) -> str:

@@ -15,19 +15,19 @@ from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
-from curation.annotate.accounts import choose_password, provision_member
-from curation.annotate.client import ls_call
-from curation.annotate.export import ExportResult
-from curation.annotate.importer import feedback_text, judge_draft
-from curation.annotate.projects import read_fields, write_feedback
-from curation.annotate.render import render_feed
 from curation.core.catalog import Catalog, now
 from curation.core.config import SourceConfig
 from curation.core.progress import note
 from curation.core.resources import resource_text
 from curation.core.stage import StageRun, stage
 from curation.corpus.feeds import Feed, load_feed
+from curation.corpus.judge import judge_draft
 from curation.corpus.playable import rule_context
+from curation.labelstudio.accounts import ExportResult, choose_password, provision_member
+from curation.labelstudio.client import ls_call
+from curation.labelstudio.people import check_people, remember_person, split_names
+from curation.labelstudio.projects import feedback_text, read_fields, write_feedback
+from curation.labelstudio.render import render_feed
 from curation.qc.review import is_latest
 from curation.qc.workspace import Session, fresh_answers, group_project, open_session, send_missing
 from curation.tasks.lifecycle import move, state_of
@@ -76,20 +76,24 @@ def case_html(task: dict[str, Any]) -> str:
 
 @stage("qc-adjudicate-export", command="curate qc adjudicate export", batched=True,
        reads=("tasks", "task_transitions", "reviews", "feeds", "videos", "comments", "media_outputs",
-              "qc_projects", "qc_items"),
-       writes=("qc_projects", "qc_items"),
+              "qc_projects", "qc_items", "ls_projects", "people"),
+       writes=("qc_projects", "qc_items", "people"),
        summary="every escalated task, with both answers, flags and comment, into the group's adjudication project")
 def export_adjudication(run: StageRun, media_root: Path | None = None, members: list[str] | None = None,
-                        passwords: Path | None = None) -> ExportResult:
-    """`members`: the people who decide; each gets an account that can log in to the project."""
+                        passwords: Path | None = None, add: list[str] | None = None) -> ExportResult:
+    """`members`: the people who decide, each known to the catalog (`add`: new ones, whose accounts
+    are made here); each gets an account that can log in to the project."""
     catalog = run.db
+    group = check_people(catalog, split_names(members), split_names(add), "group member")
+    run.params.update(members=group, added=split_names(add))
     cases = escalated(catalog)
     result = ExportResult(run.counts)
     run.counts.update(escalated=len(cases), sent=0, already_sent=0, accounts_created=0)
     session = open_session(passwords)
-    for person in sorted({m.strip() for m in members or [] if m.strip()}):
+    for person in group:
         password, generated = choose_password(person, session.passwords)
         account = provision_member(person, int(session.home or 0), password, reset=person in session.passwords)
+        remember_person(catalog, person, run.run_id)
         run.counts["accounts_created"] += account.created
         if generated and account.created:
             result.passwords[person] = password

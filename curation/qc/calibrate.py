@@ -20,14 +20,17 @@ from typing import Any
 
 import yaml
 
-from curation.annotate.export import ExportResult
-from curation.annotate.projects import annotation_sha, latest_annotation, read_fields
-from curation.annotate.render import render_feed
 from curation.core.catalog import now
 from curation.core.errors import InputError, UsageError
 from curation.core.resources import resource_text
 from curation.core.stage import RunResult, StageRun, stage
 from curation.corpus.feeds import Feed, latest_feeds, load_feed
+from curation.labelstudio.accounts import ExportResult
+from curation.labelstudio.people import check_people, split_names
+from curation.labelstudio.projects import annotation_sha, latest_annotation, read_fields
+from curation.labelstudio.render import render_feed
+from curation.qc.agreement import Agreement
+from curation.qc.calibration_report import write_calibration
 from curation.qc.workspace import open_session, person_project, returned_tasks, send_missing
 from curation.tasks.syntax import parse_options
 
@@ -122,22 +125,23 @@ def _pilot_item(catalog: Any, item: PilotItem, round_name: str, media: Path
 
 
 def _check_export(annotators: list[str], pilot: int | None = None, seed: int = 0, questions: Path | None = None,
-                  *_: Any, **__: Any) -> None:
-    if len({a.strip() for a in annotators if a.strip()}) < 2:
-        raise UsageError("calibration needs at least two annotators: --annotators alice,bob")
+                  *_: Any, add: list[str] | None = None, **__: Any) -> None:
+    if len(set(split_names(annotators)) | set(split_names(add))) < 2:
+        raise UsageError("calibration needs at least two annotators: --annotators alice,bob (new people with --add)")
     if (pilot is None) == (questions is None):
         raise UsageError("give either --pilot N (annotators write tasks on N feeds) or --questions FILE")
 
 
 @stage("qc-calibrate-export", command="curate qc calibrate export --annotators a,b,c --pilot N", batched=True,
-       reads=("feeds", "videos", "comments", "media_outputs", "ls_projects", "qc_projects", "qc_items"),
-       writes=("qc_projects", "qc_items"), check=_check_export,
+       reads=("feeds", "videos", "comments", "media_outputs", "ls_projects", "qc_projects", "qc_items", "people"),
+       writes=("qc_projects", "qc_items", "people"), check=_check_export,
        summary="the same pilot feeds (or fixed questions) into a pilot project of every annotator's own")
 def export_pilot(run: StageRun, annotators: list[str], pilot: int | None = None, seed: int = 0,
                  questions: Path | None = None, media_root: Path | None = None,
-                 passwords: Path | None = None) -> ExportResult:
+                 passwords: Path | None = None, add: list[str] | None = None) -> ExportResult:
+    """`annotators` must be people the catalog knows; `add` names new people (accounts made here)."""
     catalog = run.db
-    people = sorted({a.strip() for a in annotators if a.strip()})
+    people = check_people(catalog, split_names(annotators), split_names(add), "annotator")
     if questions is not None:
         items = read_questions(questions, run)
         round_name = f"questions-{hashlib.sha256(questions.read_bytes()).hexdigest()[:10]}"
@@ -154,7 +158,7 @@ def export_pilot(run: StageRun, annotators: list[str], pilot: int | None = None,
                   for f in choose_pilot(latest_feeds(catalog), int(pilot or 0), seed)])
         label_config = resource_text("authoring.xml")
         purpose = PURPOSES[0]
-    run.params.update(annotators=people, round=round_name, pilot=pilot, seed=seed,
+    run.params.update(annotators=people, added=split_names(add), round=round_name, pilot=pilot, seed=seed,
                       questions=str(questions) if questions else None)
     result = ExportResult(run.counts)
     run.counts.update(round=round_name, items=len(items), sent=0, already_sent=0, accounts_created=0)
@@ -175,12 +179,44 @@ def export_pilot(run: StageRun, annotators: list[str], pilot: int | None = None,
 class CalibrationResult(RunResult):
     rounds: dict[str, list[dict[str, Any]]] | None = None  # round -> its answers
     members: dict[str, list[str]] | None = None  # round -> everyone it was sent to
+    round: str | None = None  # the round the meeting's papers are about
+    agenda: Path | None = None  # calibration.md
+    report: Path | None = None  # calibration.html
+    agreement: dict[str, Agreement] | None = None  # field -> agreement over that round
+    unreported: str | None = None  # why no papers were written although they were asked for
 
 
 @stage("qc-calibrate-import", command="curate qc calibrate import", batched=True,
-       reads=("qc_projects", "qc_items", "calibration_answers"), writes=("calibration_answers",),
+       reads=("qc_projects", "qc_items", "calibration_answers"),
+       writes=("calibration_answers", "calibration.md and .html (with reports_dir)"),
        summary="the pilot answers back, for the agreement figures of the calibration meeting")
-def import_pilot(run: StageRun) -> CalibrationResult:
+def import_pilot(run: StageRun, reports_dir: Path | None = None, round_name: str | None = None) -> CalibrationResult:
+    """The answers back; with `reports_dir`, the meeting's papers over `round_name` (default: the newest round)."""
+    result = _import_answers(run)
+    if reports_dir is not None:
+        _write_papers(run, result, reports_dir, round_name)
+    return result
+
+
+def _write_papers(run: StageRun, result: CalibrationResult, reports_dir: Path, round_name: str | None) -> None:
+    chosen = round_name or run.db.scalar(
+        "SELECT round FROM qc_items WHERE purpose LIKE 'pilot%' ORDER BY created_at DESC LIMIT 1")
+    run.params.update(round=chosen, reports_dir=str(reports_dir))
+    if chosen is None:
+        result.unreported = "no pilot round has been sent: run `curate qc calibrate export` first"
+        return
+    rows = (result.rounds or {}).get(chosen)
+    if not rows:
+        known = ", ".join(sorted(result.rounds or {})) or "none yet"
+        result.unreported = f"no answers for round {chosen!r} (rounds with answers: {known})"
+        return
+    result.round = chosen
+    result.agenda, result.report, result.agreement = write_calibration(
+        rows, chosen, fields_of(chosen), reports_dir, (result.members or {}).get(chosen))
+    run.params.update(agenda=str(result.agenda), report=str(result.report))
+
+
+def _import_answers(run: StageRun) -> CalibrationResult:
     catalog = run.db
     session = open_session()
     run.counts.update(answers=0, new=0, changed=0, unchanged=0, unanswered=0)

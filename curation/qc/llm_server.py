@@ -5,19 +5,19 @@ English-leaning: it proves the plumbing, not the quality of verdicts."""
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 from pathlib import Path
 
 from curation.core.errors import PrerequisiteError
-from curation.core.services import wait_http
+from curation.core.services import helper_venv, wait_http
 
 MODEL_ALIAS = "smollm2"
 
 
 def llm_venv() -> Path:
-    """The LLM server's own venv: `$CURATE_LLM_VENV`, else `.venv-llm` in the working directory."""
-    return Path(os.environ.get("CURATE_LLM_VENV", ".venv-llm"))
+    """The LLM server's own venv: `$CURATE_LLM_VENV`, else `.venv-llm` in the installation root
+    (where `make llm` makes it), whatever the working directory."""
+    return helper_venv(".venv-llm", "CURATE_LLM_VENV")
 
 
 def model_file() -> Path:

@@ -16,15 +16,15 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from curation.annotate.export import ExportResult
-from curation.annotate.importer import feedback_text
-from curation.annotate.projects import read_fields, write_feedback
-from curation.annotate.render import render_feed
 from curation.core.catalog import Catalog, now
 from curation.core.errors import UsageError
 from curation.core.resources import resource_text
 from curation.core.stage import StageRun, stage
 from curation.corpus.feeds import load_feed
+from curation.labelstudio.accounts import ExportResult
+from curation.labelstudio.people import check_people, split_names
+from curation.labelstudio.projects import feedback_text, read_fields, write_feedback
+from curation.labelstudio.render import render_feed
 from curation.qc.workspace import fresh_answers, open_session, person_project, send_missing
 from curation.tasks.lifecycle import move, state_of
 from curation.tasks.rules import end_state_errors
@@ -85,26 +85,27 @@ def is_latest(catalog: Catalog, task_id: str, version: int) -> bool:
     return catalog.scalar("SELECT max(version) FROM tasks WHERE task_id = ?", [task_id]) == version
 
 
-def _check_reviewers(reviewers: list[str], *_: Any, **__: Any) -> None:
-    if len({r.strip() for r in reviewers if r.strip()}) < 2:
+def _check_reviewers(reviewers: list[str], *_: Any, add: list[str] | None = None, **__: Any) -> None:
+    if len(set(split_names(reviewers)) | set(split_names(add))) < 2:
         raise UsageError("review needs at least two reviewers, so that nobody reviews their own task: "
                          "--reviewers alice,bob")
 
 
 @stage("qc-review-export", command="curate qc review export --reviewers a,b,c", batched=True,
        reads=("tasks", "task_transitions", "feeds", "videos", "comments", "media_outputs", "ls_projects",
-              "qc_projects", "qc_items"),
-       writes=("qc_projects", "qc_items"), check=_check_reviewers,
+              "qc_projects", "qc_items", "people"),
+       writes=("qc_projects", "qc_items", "people"), check=_check_reviewers,
        summary="every shortcut-passed task to one reviewer who is not its author, blind (no answer shown)")
 def export_reviews(run: StageRun, reviewers: list[str], seed: int = 0, media_root: Path | None = None,
-                   passwords: Path | None = None) -> ExportResult:
+                   passwords: Path | None = None, add: list[str] | None = None) -> ExportResult:
+    """`reviewers` must be people the catalog knows; `add` names new people (accounts made here)."""
     catalog = run.db
-    people = sorted({r.strip() for r in reviewers if r.strip()})
+    people = check_people(catalog, split_names(reviewers), split_names(add), "reviewer")
     tasks = {(t["task_id"], t["version"]): t for t in reviewable(catalog)}
     previous = {(r["task_id"], r["task_version"]): r["person"] for r in catalog.rows(
         "SELECT DISTINCT task_id, task_version, person FROM qc_items WHERE purpose = ?", [PURPOSE])}
     assigned = assign_reviewers({k: t["author"] for k, t in tasks.items()}, people, seed, previous)
-    run.params.update(reviewers=people, seed=seed, tasks=len(tasks))
+    run.params.update(reviewers=people, added=split_names(add), seed=seed, tasks=len(tasks))
     result = ExportResult(run.counts)
     run.counts.update(tasks=len(tasks), sent=0, already_sent=0, accounts_created=0,
                       per_reviewer={p: sum(1 for r in assigned.values() if r == p) for p in people})

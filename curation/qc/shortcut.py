@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -51,6 +52,7 @@ from curation.qc.shortcut_record import (
     verdicts_of_record,
     verdicts_under,
 )
+from curation.qc.shortcut_report import write_report
 from curation.tasks.lifecycle import move
 from curation.tasks.runner_format import catalog_task_rows
 from curation.tasks.taxonomy import load_taxonomy
@@ -210,12 +212,21 @@ def _why(answers: list[dict[str, Any]]) -> str:
        reads=("tasks", "feeds", "videos", "llm_calls", "shortcut_verdicts", "task_transitions", "shortcut_configs",
               "shortcut_config_record", "shortcut_decisions"),
        writes=("llm_calls", "shortcut_verdicts", "task_transitions", "shortcut_configs", "shortcut_config_record",
-               "shortcut_decisions"),
+               "shortcut_decisions", "report file"),
        summary="discard tasks that titles, hashtags and bios give away, under the configuration of record; "
                "other configurations' verdicts are kept as evidence; model answers cached")
-def filter_shortcuts(run: StageRun, config: ShortcutConfig, source: str = "a configuration given in Python",
-                     adopt: bool = False) -> ShortcutRun:
-    """`source` names where `config` came from (kept with it); `adopt` makes it the configuration of record."""
+def filter_shortcuts(run: StageRun, config: ShortcutConfig, report: Path | None = None,
+                     source: str = "a configuration given in Python", adopt: bool = False) -> ShortcutRun:
+    """Judge every task version in scope; with `report`, write this run's page there (its path joins the run's
+    params). `source` names where `config` came from (kept with it); `adopt` makes it the configuration of record."""
+    result = _filter_shortcuts(run, config, source, adopt)
+    if report is not None:
+        run.params.update(report=str(report))
+        write_report(run.db, report, result)
+    return result
+
+
+def _filter_shortcuts(run: StageRun, config: ShortcutConfig, source: str, adopt: bool) -> ShortcutRun:
     catalog = run.db
     inspectors = make_inspectors(config.inspectors)
     decisive = verdict_config(config, inspectors)

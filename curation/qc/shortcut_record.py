@@ -115,6 +115,12 @@ def verdicts_of_record(catalog: Catalog) -> dict[tuple[str, int], str]:
         """).fetchall()}
 
 
+def verdict_counts(catalog: Catalog) -> dict[str, int]:
+    """Configuration -> how many verdicts are kept under it."""
+    return dict(catalog.con.execute(
+        "SELECT config_sha256, count(*) FROM shortcut_verdicts GROUP BY 1 ORDER BY 1").fetchall())
+
+
 def verdicts_under(catalog: Catalog, digest: str) -> dict[tuple[str, int], dict[str, Any]]:
     """(task id, version) -> its verdict row under one configuration."""
     return {(r["task_id"], r["task_version"]): r for r in catalog.rows(

@@ -7,17 +7,27 @@ import html
 import json
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from curation.core.catalog import Catalog
-from curation.qc.shortcut import ShortcutRun
 from curation.qc.shortcut_record import latest_decisions
 from curation.reports import page, write
 
 PAPER_RETENTION = 0.743
 
 
-def run_verdicts(catalog: Catalog, result: ShortcutRun) -> list[dict[str, Any]]:
+class JudgedRun(Protocol):
+    """What one run of the filter hands its report: a `qc.shortcut.ShortcutRun`, named here by its
+    shape, since the filter's stage writes this report and so imports this module."""
+
+    config: dict[str, Any]
+    config_sha256: str
+    judged: list[tuple[str, int]]
+    of_record: bool
+    counts: dict[str, Any]
+
+
+def run_verdicts(catalog: Catalog, result: JudgedRun) -> list[dict[str, Any]]:
     """The verdicts of exactly the tasks this run judged, under this run's configuration."""
     keys = {"task_id": [k[0] for k in result.judged], "task_version": [k[1] for k in result.judged]}
     import pyarrow as pa
@@ -55,7 +65,7 @@ def shortcut_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "guesser_discards": round(guesser_discards, 2)}
 
 
-def disagreements(catalog: Catalog, result: ShortcutRun) -> list[dict[str, Any]]:
+def disagreements(catalog: Catalog, result: JudgedRun) -> list[dict[str, Any]]:
     """Verdicts of the same task versions under other configurations that differ from this run's."""
     rows = run_verdicts(catalog, result)
     mine = {(r["task_id"], r["task_version"]): r["verdict"] for r in rows}
@@ -76,7 +86,7 @@ def disagreements(catalog: Catalog, result: ShortcutRun) -> list[dict[str, Any]]
     return out
 
 
-def write_report(catalog: Catalog, path: Path, result: ShortcutRun) -> Path:
+def write_report(catalog: Catalog, path: Path, result: JudgedRun) -> Path:
     rows = run_verdicts(catalog, result)
     summary = shortcut_summary(rows)
     config = result.config

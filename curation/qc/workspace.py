@@ -10,13 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from curation.annotate.accounts import current_admin, in_organization, read_passwords
-from curation.annotate.client import base_url, connect, ls_call
-from curation.annotate.export import ExportResult, ensure_account
-from curation.annotate.projects import annotation_sha, ensure_project, latest_annotation, project_tasks, send_tasks
 from curation.core.catalog import Catalog, now
 from curation.core.progress import note
 from curation.core.stage import StageRun
+from curation.labelstudio.accounts import ExportResult, current_admin, ensure_account, in_organization, read_passwords
+from curation.labelstudio.client import base_url, connect, ls_call
+from curation.labelstudio.projects import annotation_sha, ensure_project, latest_annotation, project_tasks, send_tasks
 
 
 @dataclass
@@ -41,7 +40,7 @@ def person_project(run: StageRun, session: Session, result: ExportResult, purpos
                    label_config: str, title: str, description: str, media_root: Path | None) -> Iterator[int]:
     """Inside the person's organization, their project for `purpose` (made when missing)."""
     catalog = run.db
-    account = ensure_account(catalog, person, session.admin_email, session.passwords, result)
+    account = ensure_account(catalog, person, session.admin_email, session.passwords, result, run.run_id)
     with in_organization(session.client, session.admin_id, account.organization_id, session.home):
         with catalog.transaction():
             project_id = ensure_project(

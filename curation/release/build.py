@@ -34,6 +34,7 @@ from curation.release.contents import CONFIGS, ReleaseContents, gather, released
 from curation.release.croissant import write_croissant
 from curation.release.health import HealthLimits, health_svg, health_table_markdown, health_violations, release_health
 from curation.release.manifest import manifest_sha256, read_manifest, write_manifest
+from curation.release.report import release_report
 from curation.release.semver import Version, check_bump
 from curation.tasks.record import from_runner
 from curation.tasks.rules import Defect, check_tasks, errors_by_task, reason_text
@@ -155,18 +156,21 @@ class BuiltRelease(RunResult):
     parent: str | None = None
     diff: Diff | None = None
     configs: list[str] = field(default_factory=list)
+    report: Path | None = None  # release-vX.Y.Z.html, when asked for
 
 
 @stage("release-build", command="curate release build --version X.Y.Z [--parent X.Y.Z]",
        reads=("tasks", "task_transitions", "feeds", "videos", "media_files", "media_probes", "media_outputs",
               "shortcut_verdicts", "shortcut_decisions", "reviews", "decisions", "pseudonyms", "releases",
               "release_tasks"),
-       writes=("pseudonyms", "releases", "release_tasks", "release folder"),
+       writes=("pseudonyms", "releases", "release_tasks", "release folder", "report file (with reports_dir)"),
        summary="the tasks that finished QC, frozen as parquet configs, runner JSON, a dataset card and a manifest")
 def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: str | None = None,
                   out_root: Path | None = None, with_media: bool = False, repo: str | None = None,
                   exclude_invalid: bool = False, sources: dict[str, SourceConfig] | None = None,
-                  feeds: FeedsConfig | None = None, health_strict: bool = False) -> BuiltRelease:
+                  feeds: FeedsConfig | None = None, health_strict: bool = False,
+                  reports_dir: Path | None = None) -> BuiltRelease:
+    """Build vX.Y.Z; with `reports_dir`, the release's page (release-vX.Y.Z.html) goes there too."""
     catalog = run.db
     target = Version.parse(version)
     folder = (out_root or Path(settings.dir)) / target.tag
@@ -253,6 +257,9 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
         versions = {t["task_id"]: t["task_version"] for t in contents.tasks}
         record_runner_tasks(catalog, str(target), contents.runner, versions)
     run.counts.update(counts)
+    if reports_dir is not None:
+        result.report = release_report(folder, reports_dir)
+        run.params.update(report=str(result.report))
     return result
 
 

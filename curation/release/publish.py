@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from curation.core.catalog import now
+from curation.core.catalog import Catalog, now
 from curation.core.config import ReleaseConfig, secret
 from curation.core.errors import AnnotationError, InputError, UsageError
 from curation.core.stage import RunResult, StageRun, stage
@@ -47,6 +47,12 @@ def recorded_manifest(run: StageRun, version: Version) -> str | None:
     """The manifest hash the catalog recorded when this version was built here (None: not built here)."""
     return run.db.scalar("SELECT manifest_sha256 FROM releases WHERE version = ? AND origin = 'built'",
                          [str(version)]) if run.db is not None else None
+
+
+def recorded_releases(catalog: Catalog) -> list[dict[str, Any]]:
+    """Every recorded release, oldest first, with the repos it was published to (`repos`)."""
+    return catalog.rows("SELECT r.*, list(p.repo) FILTER (WHERE p.repo IS NOT NULL) AS repos FROM releases r "
+                        "LEFT JOIN publications p USING (version) GROUP BY ALL ORDER BY r.created_at")
 
 
 def check_folder(folder: Path, recorded: str | None) -> None:

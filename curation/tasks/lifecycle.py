@@ -104,12 +104,16 @@ def inherited_tasks(catalog: Catalog) -> dict[str, str]:
         WHERE x.to_state = 'kept' AND x.from_state = 'valid' ORDER BY 1""").fetchall()}
 
 
+# Every task's latest version (all its columns) with its state, since when, and, for `needs_fix`, the reason it
+# was sent back; an id retired by a rename is not a task of its own (its successor is). A query, so that
+# `curation.api` can take the same rows as Arrow.
+LATEST_STATES_SQL = """
+    SELECT t.*, s.state, s.since,
+           (SELECT x.reason FROM task_transitions x WHERE x.task_id = t.task_id AND x.version = t.version
+            AND x.to_state = 'needs_fix' ORDER BY x.seq DESC LIMIT 1) AS fix_reason
+    FROM latest_tasks t JOIN task_states s ON s.task_id = t.task_id AND s.version = t.version
+    WHERE s.state <> 'retired' ORDER BY t.task_id"""
+
+
 def latest_states(catalog: Catalog) -> list[dict[str, Any]]:
-    """Every task's latest version with its state and, for `needs_fix`, the reason it was sent back; an id
-    retired by a rename is not a task of its own (its successor is)."""
-    return catalog.rows("""
-        SELECT t.task_id, t.version, t.author, t.feed_id, t.ls_task_id, s.state,
-               (SELECT x.reason FROM task_transitions x WHERE x.task_id = t.task_id AND x.version = t.version
-                AND x.to_state = 'needs_fix' ORDER BY x.seq DESC LIMIT 1) AS fix_reason
-        FROM latest_tasks t JOIN task_states s ON s.task_id = t.task_id AND s.version = t.version
-        WHERE s.state <> 'retired' ORDER BY t.task_id""")
+    return catalog.rows(LATEST_STATES_SQL)

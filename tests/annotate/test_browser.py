@@ -25,7 +25,7 @@ def test_authoring_task_shows_the_feed_as_text(clustered_catalog, label_studio, 
     feed = load_feed(cat, "feed-33-0000")
     cat.con.execute("UPDATE videos SET title = '<script>window.__pwned = 1</script>脚本标题' WHERE video_id = ?",
                     [feed.video_feed[0]])
-    export_to_label_studio(cat, ["carol"], label_studio["media"], feed_ids=["feed-33-0000"])
+    export_to_label_studio(cat, [], label_studio["media"], feed_ids=["feed-33-0000"], add=["carol"])
     project_id, task_id = cat.con.execute("SELECT project_id, ls_task_id FROM ls_tasks WHERE feed_id = ?",
                                           ["feed-33-0000"]).fetchone()
     titles = dict(cat.con.execute("SELECT video_id, title FROM videos WHERE list_contains(?, video_id)",

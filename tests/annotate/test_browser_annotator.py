@@ -119,8 +119,8 @@ def test_annotator_authors_gets_feedback_and_fixes_in_the_browser(clustered_cata
     assert probe_media(cat, media, 1)["probed"] == len(videos)
     assert normalise_media(cat, media, 1)["normalised"] == len(videos)
 
-    export_to_label_studio(cat, ["dora"], label_studio["media"], feed_ids=[f.feed_id for f in mine])
-    export_to_label_studio(cat, ["erin"], label_studio["media"], feed_ids=[theirs.feed_id])
+    export_to_label_studio(cat, [], label_studio["media"], feed_ids=[f.feed_id for f in mine], add=["dora"])
+    export_to_label_studio(cat, [], label_studio["media"], feed_ids=[theirs.feed_id], add=["erin"])
     where = {r["feed_id"]: (r["project_id"], r["ls_task_id"], r["annotator"])
              for r in cat.rows("SELECT feed_id, project_id, ls_task_id, annotator FROM ls_tasks")}
     project, label_task, _ = where[label_feed.feed_id]

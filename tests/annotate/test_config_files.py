@@ -25,8 +25,8 @@ def test_subcategory_choices_are_the_taxonomy_with_both_names():
 def test_the_admin_cannot_be_made_an_annotator():
     import pytest
 
-    from curation.annotate.accounts import provision
     from curation.core.errors import UsageError
+    from curation.labelstudio.accounts import provision
 
     with pytest.raises(UsageError, match="own admin account"):
         provision("Admin@Example.org", "admin@example.org", "Sunflower-2026")

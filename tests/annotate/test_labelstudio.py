@@ -7,14 +7,14 @@ import sys
 
 import pytest
 
-from curation.annotate.accounts import current_admin, in_organization
-from curation.annotate.client import AnnotationError, connect
 from curation.annotate.export import export_to_label_studio
 from curation.annotate.importer import import_from_label_studio
 from curation.core.config import load_config
 from curation.core.errors import InputError
 from curation.core.resources import resource_text
 from curation.corpus.feeds import build_feed_set, load_feed
+from curation.labelstudio.accounts import current_admin, in_organization
+from curation.labelstudio.client import AnnotationError, connect
 from curation.tasks.lifecycle import latest_states
 from tests.conftest import ROOT
 from tests.core.contract import run_traced
@@ -51,7 +51,7 @@ def exported(clustered_catalog, label_studio, ls_client):
     cat.con.execute("UPDATE videos SET title = '<script>window.__pwned = 1</script>危险标题' WHERE video_id = ?",
                     [feed.video_feed[0]])
     counts = run_traced(cat, "annotate-export",
-                        lambda: export_to_label_studio(cat, ["alice", "bob"], label_studio["media"]))
+                        lambda: export_to_label_studio(cat, [], label_studio["media"], add=["alice", "bob"]))
     tasks = {}
     for row in cat.rows("SELECT * FROM ls_tasks"):
         tasks[row["feed_id"]] = row
@@ -107,10 +107,10 @@ def test_a_password_file_sets_and_resets_passwords_and_a_typo_is_named(exported,
     bad = tmp_path / "bad.txt"
     bad.write_text("hana Sunflower-2026\nbob\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"bad.txt:2: write one annotator and one password"):
-        export_to_label_studio(cat, ["hana"], label_studio["media"], passwords=bad)
+        export_to_label_studio(cat, [], label_studio["media"], passwords=bad, add=["hana"])
     first = tmp_path / "passwords.txt"
     first.write_text("# name password\nhana Sunflower-2026\n", encoding="utf-8")
-    export_to_label_studio(cat, ["hana"], label_studio["media"], passwords=first)
+    export_to_label_studio(cat, [], label_studio["media"], passwords=first, add=["hana"])
     login(label_studio["url"], "hana@annotators.local", "Sunflower-2026")
     export_to_label_studio(cat, ["hana"], label_studio["media"])  # not in a file: her password stays
     login(label_studio["url"], "hana@annotators.local", "Sunflower-2026")
@@ -275,7 +275,7 @@ def test_server_down_or_bad_token_is_one_clear_line(clustered_catalog, label_stu
     runs_before = clustered_catalog.con.execute("SELECT count(*) FROM runs").fetchone()[0]
     clustered_catalog.close()
     out = subprocess.run([sys.executable, "-m", "curation.cli", "--catalog", str(db), "annotate", "export",
-                          "--annotators", "alice"], cwd=ROOT, capture_output=True, text=True,
+                          "--add", "alice"], cwd=ROOT, capture_output=True, text=True,
                          env=os.environ.copy())
     assert out.returncode == 1
     assert out.stderr.strip().splitlines() == ["error: Label Studio at http://127.0.0.1:9 is not reachable "

@@ -7,7 +7,6 @@ import subprocess
 from dataclasses import replace
 
 from curation.core.config import load_config
-from curation.core.stage import all_stages
 from curation.corpus.cluster import cluster_videos
 from curation.corpus.embed import embed_keyword_sets
 from curation.corpus.feed_edit import edit_feed
@@ -21,6 +20,7 @@ from curation.media.normalise import normalise_media
 from curation.media.probe import probe_media
 from curation.media.scan import scan_media
 from curation.media.synthetic import register_synthetic
+from curation.pipeline import all_stages
 from curation.qc.accept import accept_imported
 from curation.qc.funnel import qc_report
 from curation.qc.shortcut import filter_shortcuts

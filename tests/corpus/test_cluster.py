@@ -17,7 +17,7 @@ from curation.corpus.cluster import (
     latest_cluster_run,
     medoid,
 )
-from curation.reports import cluster_report
+from curation.corpus.cluster_report import cluster_report
 
 CONFIG = load_config()
 

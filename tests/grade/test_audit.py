@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from curation.cli.grade import audit_rates
 from curation.grade.audit import export_audit, import_audit
-from curation.grade.grade import grade_logs, summary_of
-from curation.grade.report import grade_page
+from curation.grade.grade import grade_logs
+from curation.grade.report import audit_rates
 from tests.core.contract import run_traced
 from tests.grade.logs import UP, write_episode
 from tests.labelstudio import login
@@ -42,11 +41,12 @@ def test_audited_trajectories_give_under_and_over_observation_rates(released, la
         response = admin.post(f"{label_studio['url']}/api/tasks/{item['ls_task_id']}/annotations/",
                               json={"result": result})
         assert response.status_code == 201, response.text
-    counts = run_traced(cat, "grade-audit-import", lambda: import_audit(cat))
+    counts = run_traced(cat, "grade-audit-import", lambda: import_audit(cat, "v1.0.0", tmp_path / "grade.html"))
     assert (counts["audited"], counts["waiting"]) == (4, 0)
     rates = {r["model"]: r for r in audit_rates(cat, "1.0.0")}
     assert (rates["seed"]["trajectories"], rates["seed"]["under"], rates["seed"]["over"], rates["seed"]["both"]) == (
         2, 1.0, 0.5, 0.5)
     assert (rates["gemini"]["under"], rates["gemini"]["over"], rates["gemini"]["both"]) == (0.0, 0.0, 0.0)
-    page = grade_page(summary_of(cat.rows("SELECT * FROM episode_grades"), "1.0.0"), list(rates.values()))
+    assert counts.rates == list(rates.values())  # the stage hands back the same rates, model by model
+    page = (tmp_path / "grade.html").read_text(encoding="utf-8")  # written by the import's own run
     assert "Audited trajectories" in page and "<td>seed</td><td>2</td><td>100.0%</td><td>50.0%</td>" in page

@@ -16,7 +16,7 @@ import pytest
 from curation.core.catalog import Catalog, now
 from curation.grade.grade import grade_logs
 from tests.conftest import ROOT
-from tests.grade.real import EPISODES, add_turns, episodes_copy, record_release, runner_dir
+from tests.grade.real import CHECKS, EPISODES, MORE, add_turns, element, episodes_copy, record_release, runner_dir
 
 RESULTS = {log.parent.name: json.loads(log.read_text(encoding="utf-8"))["result"] for log in EPISODES.rglob("log.json")}
 REPORT_TAP = [("click", {"x": 883, "y": 858}), ("click", {"x": 240, "y": 372}), ("click", {"x": 709, "y": 693})]
@@ -44,6 +44,33 @@ def test_each_episode_gets_the_runners_result(real, tmp_path, keep_state):
     # only a replay knows which video is on screen at the end; state.json does not say
     assert sources["gui_swipe_7"] == ("result" if keep_state else "replay")
     assert not any(r["index0_disagrees"] or r["state_disagrees"] or r["state_unknown"] for r in rows.values())
+
+
+def test_episodes_recorded_later_get_the_runners_result_but_for_an_extra_collect_on_video_0(catalog, tmp_path):
+    # the seven and the 24 of runner-episodes-more, as a run leaves them: the grader has only the logs
+    roots = (EPISODES, MORE)
+    record_release(catalog, runner_dir(tmp_path / "v1", roots=roots))
+    result = grade_logs(catalog, [("Scripted", episodes_copy(tmp_path / "logs", roots=roots))], "1.0.0",
+                        tmp_path / "out")
+    rows = {r["task_id"]: r for r in result.rows}
+    assert (result["graded"], result["rejected"], result["crashed"]) == (31, 0, 0)
+    # preference_3 collected video 0 before its targets (README); the recorded state has it, the runner's check
+    # of "no other video" starts at 1 and logged 1.0
+    recorded = json.loads((MORE / "close_end_application" / "preference_3" / "state.json").read_text(encoding="utf-8"))
+    assert recorded[0]["is_collected"]
+    pref = rows["preference_3"]
+    assert (pref["sr"], pref["public_sr"], pref["logged_result"], pref["sr_from"]) == (0.0, 1.0, 1.0, "replay")
+    assert {t: r["sr"] for t, r in rows.items() if t != "preference_3"} == \
+        {t: r["logged_result"] for t, r in rows.items() if t != "preference_3"}
+    summary = result.summary
+    assert summary["index0_disagreements"] == ["Scripted/preference_3"] and not summary["state_disagreements"]
+    # the one episode whose like cannot be placed (spaces typed after a press in the feed moved it) is listed
+    assert [u.split(":")[0] for u in summary["state_unknown"]] == ["Scripted/gui_like_5"]
+    assert rows["gui_like_5"]["sr_from"] == "result"
+    # every other platform task was re-graded from the rebuilt state, but gui_comment_4: its comment went to
+    # video 1, and one of video 0's own comments (not in the log) could still hold the text the runner looks for
+    platform = {t for t, r in rows.items() if r["eval_type"] == "platform"}
+    assert {t for t in platform if rows[t]["sr_from"] != "replay"} == {"gui_like_5", "gui_comment_4"}
 
 
 def test_an_extra_report_on_video_0_is_caught_where_the_runner_misses_it(real, tmp_path):
@@ -184,9 +211,51 @@ V1 = os.environ.get("LIVINGSCREEN_V1")
 @pytest.mark.skipif(not V1, reason="LIVINGSCREEN_V1 names no folder of the public v1 runner files")
 def test_against_the_public_v1_release(catalog, tmp_path):
     record_release(catalog, Path(V1 or "."), "1.0.0")
-    result = grade_logs(catalog, [("Scripted", episodes_copy(tmp_path / "logs"))], "1.0.0", tmp_path / "out",
-                        include_defective=True)
-    assert (result["graded"], result["rejected"]) == (7, 0)  # the logs carry v1's instructions exactly
-    assert {r["task_id"]: r["sr"] for r in result.rows} == RESULTS
+    logs = episodes_copy(tmp_path / "logs", roots=(EPISODES, MORE))
+    result = grade_logs(catalog, [("Scripted", logs)], "1.0.0", tmp_path / "out", include_defective=True)
+    assert (result["graded"], result["rejected"]) == (31, 0)  # the logs carry v1's instructions exactly
+    later = {log.parent.name: json.loads(log.read_text(encoding="utf-8"))["result"] for log in MORE.rglob("log.json")}
+    # the runner's results, but preference_3's: it collected video 0 as well (runner-episodes-more/README.md)
+    assert {r["task_id"]: r["sr"] for r in result.rows} == {**RESULTS, **later, "preference_3": 0.0}
     coverage = result.summary["coverage"]
-    assert sum(c["missing"] for c in coverage) == sum(c["tasks"] for c in coverage) - 7
+    assert sum(c["missing"] for c in coverage) == sum(c["tasks"] for c in coverage) - 31
+    released = {t["task_id"]: t["eval_config"] for f in Path(V1 or ".").glob("*.json")
+                for t in json.loads(f.read_text(encoding="utf-8"))}
+    assert all(released[task] == CHECKS[task] for task in later)  # the checks tests/grade/real.py gives them
+
+
+def _done_when(cat_path: Path, release: Path, tmp_path: Path) -> None:
+    """The issue's own check, as a user runs it: the release recorded, the seven logs with every state.json
+    removed and two crashed episodes' empty folders beside them, graded through `curate grade`."""
+    cat = Catalog(cat_path)
+    record_release(cat, release)
+    cat.close()
+    logs = episodes_copy(tmp_path / "logs")
+    for crashed in ("gui_temporal_pause_1", "gui_temporal_pause_2"):
+        (logs / "gui_action" / crashed).mkdir()
+    add_turns(logs / "close_end_application" / "moderation_9" / "log.json", REPORT_TAP)  # an extra report on 0
+    out = _cli(cat_path, tmp_path, str(logs), "--release", "v1.0.0", "--model", "Scripted",
+               "--out", str(tmp_path / "out"), "--json")
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout)
+    assert summary["crashed"] == ["Scripted/gui_temporal_pause_1", "Scripted/gui_temporal_pause_2"]
+    assert sum(c["rejected"] for c in summary["coverage"]) == 0
+    assert summary["index0_disagreements"] == ["Scripted/moderation_9"]
+    with (tmp_path / "out" / "episodes.csv").open(encoding="utf-8") as handle:
+        sr = {r["task_id"]: float(r["sr"]) for r in csv.DictReader(handle)}
+    assert sr == {**RESULTS, "moderation_9": 0.0}  # the runner's own SR except the index-0 disagreement
+    l1 = next(c for c in summary["coverage"] if c["tier"] == "L1")
+    assert (l1["crashed"], l1["attempted"], l1["graded"]) == (2, 6, 4)
+
+
+def test_the_issue_check_on_the_recorded_release(tmp_path):
+    extra = {"gui_action.json": [
+        {"task_id": f"gui_temporal_pause_{n}", "instruction": f"把第{n}个视频拖到一半",
+         "video_feed": element(next(EPISODES.rglob("gui_like_1/log.json")))["video_feed"], "eval_type": "platform",
+         "eval_config": [{"func": "eval_playback", "args": {"video_id": 0, "target_pct": 0.5}}]} for n in (1, 2)]}
+    _done_when(tmp_path / "c.duckdb", runner_dir(tmp_path / "v1", extra), tmp_path)
+
+
+@pytest.mark.skipif(not V1, reason="LIVINGSCREEN_V1 names no folder of the public v1 runner files")
+def test_the_issue_check_on_the_public_v1_release(tmp_path):
+    _done_when(tmp_path / "c.duckdb", Path(V1 or "."), tmp_path)

@@ -8,8 +8,8 @@ import signal
 
 import pytest
 
-from curation.annotate.server import start_server, wait_ready
 from curation.core.services import free_port
+from curation.labelstudio.server import start_server, wait_ready
 
 ADMIN = "admin@livingscreen.local"
 PASSWORD = "Admin-" + secrets.token_hex(8)

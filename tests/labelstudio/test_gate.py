@@ -42,7 +42,7 @@ def scene(clustered_catalog_file, label_studio, tmp_path_factory):
         with Catalog(path) as cat:
             feeds = planted_catalog(cat, 2, seed=83)
             for person, feed in zip(PEOPLE, feeds, strict=True):
-                export_to_label_studio(cat, [person], label_studio["media"], feed_ids=[feed])
+                export_to_label_studio(cat, [], label_studio["media"], feed_ids=[feed], add=[person])
             sessions = {p: login(gate, f"{p}@annotators.local", label_studio["annotator_password"]) for p in PEOPLE}
             ids: dict[str, dict[str, int]] = {}
             for row in cat.rows("SELECT p.annotator, p.project_id, p.organization_id, p.annotator_user_id, "

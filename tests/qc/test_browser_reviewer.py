@@ -41,8 +41,8 @@ def test_reviewer_answers_blind_flags_and_comments_in_the_browser(clustered_cata
 
     cat, url, config = clustered_catalog, label_studio["url"], load_config()
     feeds = planted_catalog(cat, 2, seed=61)
-    export_to_label_studio(cat, ["gina"], label_studio["media"], feed_ids=[feeds[0]])
-    export_to_label_studio(cat, ["hugo"], label_studio["media"], feed_ids=[feeds[1]])
+    export_to_label_studio(cat, [], label_studio["media"], feed_ids=[feeds[0]], add=["gina"])
+    export_to_label_studio(cat, [], label_studio["media"], feed_ids=[feeds[1]], add=["hugo"])
     for row in cat.rows("SELECT * FROM ls_tasks WHERE feed_id IN (?, ?)", feeds):  # each writes one label task
         person = row["annotator"]
         session = login(url, f"{person}@annotators.local", label_studio["annotator_password"])

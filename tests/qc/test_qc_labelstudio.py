@@ -44,7 +44,8 @@ def qc_env(clustered_catalog_file, label_studio, tmp_path_factory):
     with Catalog(path) as cat:
         feeds = planted_catalog(cat, 9, seed=31)
         for n, person in enumerate(PEOPLE):  # three feeds each, so that everyone authors
-            export_to_label_studio(cat, [person], label_studio["media"], feed_ids=feeds[3 * n:3 * n + 3])
+            export_to_label_studio(cat, [], label_studio["media"], feed_ids=feeds[3 * n:3 * n + 3],
+                                   add=[person])
     sessions = {p: login(label_studio["url"], f"{p}@annotators.local", label_studio["annotator_password"])
                 for p in PEOPLE}
     return path, feeds, sessions
@@ -103,11 +104,15 @@ def test_calibration_agreement_by_hand_on_fixed_questions(qc_env, label_studio, 
             extra = [choices("tier", "L2")] if (person, n) == ("cai", 1) else []
             answer(sessions[person], url, row["ls_task_id"], [choices("answer", letter), *extra])
     with Catalog(path) as cat:
-        result = run_traced(cat, "qc-calibrate-import", lambda: import_pilot(cat))
+        result = run_traced(cat, "qc-calibrate-import", lambda: import_pilot(cat, tmp_path / "reports"))
         assert (result["new"], result["unanswered"]) == (9, 0)
+        params = json.loads(cat.scalar("SELECT params FROM runs WHERE stage = 'qc-calibrate-import'"))
         assert import_pilot(cat)["unchanged"] == 9
-    md_path, html_path, agreement = write_calibration(result.rounds[round_name], round_name, fields_of(round_name),
-                                                      tmp_path / "reports", result.members[round_name])
+    # the meeting's papers are the import run's own: over the newest round, their paths in its params
+    md_path, html_path, agreement = result.agenda, result.report, result.agreement
+    assert result.round == round_name and agreement is not None and md_path and html_path
+    assert (params["agenda"], params["report"]) == (str(tmp_path / "reports" / "calibration.md"),
+                                                    str(tmp_path / "reports" / "calibration.html"))
     # By hand, nominal alpha over q1 (A,A,A), q2 (B,B,C), q3 (A,B,B): the coincidences are
     # AA 3, BB 2, AB 1+1, BC 1+1, so n_A = 4, n_B = 4, n_C = 1, n = 9; D_o = 4/9;
     # D_e = (81 - 16 - 16 - 1) / 72 = 2/3; alpha = 1 - (4/9) / (2/3) = 1/3.
@@ -141,7 +146,10 @@ def test_pilot_feeds_are_the_same_for_everyone_and_too_little_overlap_says_so(qc
     answer(sessions["ana"], url, first["ls_task_id"],
            [choices("tier", "L2"), choices("subcategory", "feature_analysis"), text("instruction", "视频中有几只猫？")])
     with Catalog(path) as cat:
-        result = import_pilot(cat)
+        result = import_pilot(cat, tmp_path / "asked", round_name="pilot-s3-n9")  # a round typed wrong
+    assert result.unreported is not None and result.unreported.startswith(
+        "no answers for round 'pilot-s3-n9' (rounds with answers: ") and sent["round"] in result.unreported
+    assert result.report is None and not (tmp_path / "asked").exists()
     rows = result.rounds[sent["round"]]
     assert [(r["annotator"], r["tier"], r["subcategory"]) for r in rows] == [("ana", "L2", "feature_analysis")]
     md_path, _, agreement = write_calibration(rows, sent["round"], fields_of(sent["round"]), tmp_path,
@@ -243,7 +251,7 @@ def test_blind_review_escalation_adjudication_and_a_revision_going_round_again(q
         assert import_reviews(cat)["unchanged"] == 5
 
         cases = run_traced(cat, "qc-adjudicate-export", lambda: export_adjudication(cat, label_studio["media"],
-                                                                                     members=["lena"]))
+                                                                                     add=["lena"]))
         assert (cases["escalated"], cases["sent"], cases["accounts_created"]) == (3, 3, 1)
         assert export_adjudication(cat, label_studio["media"])["sent"] == 0
         adjudication = {r["task_id"]: r for r in cat.rows("SELECT * FROM qc_items WHERE purpose = 'adjudication'")}

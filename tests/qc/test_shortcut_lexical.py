@@ -1,9 +1,9 @@
 import json
 from dataclasses import replace
 
-from curation.annotate.render import render_feed
 from curation.core.config import InspectorConfig, load_config
 from curation.corpus.feeds import load_feed
+from curation.labelstudio.render import render_feed
 from curation.qc.funnel import qc_report
 from curation.qc.prompts import CANNOT_ANSWER, UNPARSED, build_prompt, parse_label_answer
 from curation.qc.shortcut import TaskView, decide, filter_shortcuts, load_views

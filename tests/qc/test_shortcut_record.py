@@ -182,12 +182,12 @@ def test_a_bug_fails_the_run_while_an_endpoint_failure_leaves_tasks_undecided(cl
     assert cat.scalar("SELECT count(*) FROM shortcut_config_record") == 0  # nothing decided: no record yet
 
 
-def test_migration_19_reads_back_which_verdict_decided_each_task(tmp_path):
+def test_migration_20_reads_back_which_verdict_decided_each_task(tmp_path):
     """A catalog from before verdicts of record: the last filter move of each task names its deciding verdict."""
     path = tmp_path / "old.duckdb"
     cat = Catalog.__new__(Catalog)
     cat.path, cat.con, cat._depth = path, duckdb.connect(str(path)), 0
-    cat._migrate(MIGRATIONS[:18])
+    cat._migrate(MIGRATIONS[:19])
     con = cat.con
     con.execute("INSERT INTO shortcut_verdicts (task_id, task_version, config_sha256, verdict, rule, answers, run_id, "
                 "created_at) VALUES "

@@ -134,3 +134,23 @@ def test_the_public_v1_release_carries_forward(tmp_path):
     out = _ok(curate("--catalog", db, "release", "build", "--version", "2.0.0", "--parent", "1.0.0",
                      "--out", str(tmp_path / "r"), "--exclude-invalid"))
     assert "release " in out and "496 tasks" in out
+
+
+@pytest.mark.skipif(not (V1 / "gui_action.json").is_file(),
+                    reason=f"the public LivingScreen v1 runner files are not at {V1} (set LIVINGSCREEN_V1)")
+def test_the_figures_the_readme_quotes_on_v1(tmp_path):
+    """The README's v1 figures, by the commands it names: 499 elements back equal, in order, and the
+    rules' 2 errors, 81 warnings and 87 notes."""
+    db = str(tmp_path / "c.duckdb")
+    _ok(curate("--catalog", db, "release", "import-livingscreen", str(V1), "--version", "1.0.0"))
+    _ok(curate("--catalog", db, "release", "export-livingscreen", "1.0.0", str(tmp_path / "out")))
+    equal = total = 0
+    for name in ("gui_action.json", "cross_source_understanding.json", "close_end_application.json"):
+        given = json.loads((V1 / name).read_text(encoding="utf-8"))
+        back = json.loads((tmp_path / "out" / name).read_text(encoding="utf-8"))
+        total += len(given)
+        equal += sum(a == b for a, b in zip(given, back, strict=True))
+    assert (equal, total) == (499, 499)
+    found = json.loads(curate("--catalog", db, "qc", "validate", "--json", "--notes").stdout)
+    by_severity = {s: sum(d["severity"] == s for d in found) for s in ("error", "warning", "info")}
+    assert by_severity == {"error": 2, "warning": 81, "info": 87}

@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from curation.annotate.importer import judge_draft
 from curation.corpus.feeds import Feed
+from curation.corpus.judge import judge_draft
 from curation.qc.adjudicate import read_decision
 from curation.tasks.record import Draft, from_catalog, from_runner
 from curation.tasks.rules import RULES, RuleContext, check_tasks

@@ -3,7 +3,7 @@
 Label Studio lives in its own venv (`.venv-ls`: it pins `openai<2` and `pyarrow<25`,
 which clash with ours). The legacy-token flag must be set at the *first* start of
 a data dir, or the preset token is refused for good. `python -m
-curation.annotate.server` is what `make labelstudio` runs.
+curation.labelstudio.server` is what `make labelstudio` runs.
 """
 
 from __future__ import annotations
@@ -15,13 +15,15 @@ from pathlib import Path
 
 from curation.core.config import load_config
 from curation.core.errors import PrerequisiteError
-from curation.core.services import wait_http
+from curation.core.services import installation_root, wait_http
 
 
 def label_studio_bin() -> Path:
-    """Label Studio's own venv: `$LABEL_STUDIO_BIN`, else `.venv-ls` in the working directory
-    (where `make labelstudio` makes it)."""
-    return Path(os.environ.get("LABEL_STUDIO_BIN", ".venv-ls/bin/label-studio"))
+    """Label Studio's own program: `$LABEL_STUDIO_BIN`, else in `.venv-ls` of the installation root
+    (where `make labelstudio` makes it), whatever the working directory."""
+    if os.environ.get("LABEL_STUDIO_BIN"):
+        return Path(os.environ["LABEL_STUDIO_BIN"])
+    return installation_root() / ".venv-ls" / "bin" / "label-studio"
 
 
 def wait_ready(url: str, timeout_s: float = 180, proc: subprocess.Popen | None = None) -> None:

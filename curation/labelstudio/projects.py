@@ -11,9 +11,9 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from curation.annotate.client import base_url, ls_call
 from curation.core.catalog import Catalog
 from curation.core.errors import AnnotationError
+from curation.labelstudio.client import base_url, ls_call
 
 
 def ensure_project(client: Any, catalog: Catalog, table: str, items_table: str, key: dict[str, Any],
@@ -103,3 +103,11 @@ def remembered(catalog: Catalog, purpose: str) -> list[dict[str, Any]]:
     """The QC projects of one purpose on the current server."""
     return catalog.rows("SELECT * FROM qc_projects WHERE base_url = ? AND purpose = ? ORDER BY person",
                         [base_url(), purpose])
+
+
+def feedback_text(reasons: list[str]) -> str:
+    """What the annotator reads at the top of the task after an import found problems."""
+    if not reasons:
+        return ""
+    listed = " ".join(f"({n}) {r}" for n, r in enumerate(reasons, start=1))
+    return f"需要修改 Needs a fix: {listed} — 请修改后点击 Update / fix it here and press Update."

@@ -18,13 +18,16 @@ import secrets
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from curation.annotate.client import ls_call
-from curation.annotate.server import label_studio_bin
+from curation.core.catalog import Catalog
 from curation.core.errors import AnnotationError, InputError, PrerequisiteError, UsageError
+from curation.core.stage import RunResult
+from curation.labelstudio.client import base_url, ls_call
+from curation.labelstudio.people import remember_person
+from curation.labelstudio.server import label_studio_bin
 
 PASSWORD_ENV = "LABEL_STUDIO_ANNOTATOR_PASSWORD"
 DATA_DIR_ENV = "LABEL_STUDIO_DATA_DIR"
@@ -220,3 +223,37 @@ def in_organization(client: Any, admin_id: int, organization_id: int, home: int 
         if home is not None and home != organization_id:
             ls_call("switching back to the admin's organization", client.users.update, id=admin_id,
                     active_organization=home)
+
+
+@dataclass
+class ExportResult(RunResult):
+    passwords: dict[str, str] = field(default_factory=dict)  # chosen here: shown once, never stored
+
+
+def ensure_account(catalog: Catalog, annotator: str, admin_email: str, from_file: dict[str, str],
+                   result: ExportResult, run_id: str | None = None) -> Account:
+    """The annotator's account and organization. A known annotator keeps their password unless the
+    password file names them; a project made before organizations moves into theirs. The caller
+    has checked the name (curation/labelstudio/people.py): this makes any account it is given."""
+    url = base_url()
+    known = catalog.rows("SELECT project_id, annotator_user_id, organization_id FROM ls_projects "
+                         "WHERE base_url = ? AND annotator = ?", [url, annotator])
+    elsewhere = catalog.rows("SELECT user_id AS annotator_user_id, organization_id FROM qc_projects "
+                             "WHERE base_url = ? AND person = ? AND purpose <> 'adjudication' "
+                             "AND organization_id IS NOT NULL", [url, annotator])
+    for found in (known, elsewhere):
+        if found and found[0]["organization_id"] is not None and annotator not in from_file:
+            remember_person(catalog, annotator, run_id)
+            return Account(annotator, annotator_email(annotator), found[0]["annotator_user_id"],
+                           found[0]["organization_id"], False, None)
+    password, generated = choose_password(annotator, from_file)
+    legacy = [r["project_id"] for r in known if r["organization_id"] is None]
+    account = provision(annotator, admin_email, password, reset=annotator in from_file, move_projects=legacy)
+    if legacy:
+        catalog.con.execute("UPDATE ls_projects SET organization_id = ?, annotator_user_id = ? WHERE base_url = ? "
+                            "AND annotator = ?", [account.organization_id, account.user_id, url, annotator])
+    if generated and account.created:
+        result.passwords[annotator] = password
+    result.counts["accounts_created"] += account.created
+    remember_person(catalog, annotator, run_id)
+    return account
