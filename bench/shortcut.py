@@ -69,7 +69,7 @@ def plant(cat: Catalog, n: int) -> None:
             "task_id": f"feature_analysis_{i + 1}", "version": 1, "author": "bench", "feed_id": f"feed-0-{i:04d}",
             "base_feed_version": 1, "feed_version": 1, "tier": "L2", "subcategory": "feature_analysis",
             "eval_type": "label", "instruction": f"问题 {i}", "options": json.dumps({"A": "甲", "B": "乙", "C": "丙"}),
-            "eval_config": json.dumps([{"answer": "B"}]), "status": "ok", "annotation_sha256": "sha",
+            "eval_config": json.dumps([{"answer": "B"}]), "annotation_sha256": "sha",
             "lead_time_s": 1.0, "annotated_at": now(), "run_id": "bench", "created_at": now()})
         for seq, (before, after) in enumerate([(None, "authored"), ("authored", "valid")], start=1):
             cat.insert("task_transitions", {"task_id": f"feature_analysis_{i + 1}", "version": 1, "seq": seq,

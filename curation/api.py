@@ -123,8 +123,11 @@ class CatalogReader:
                         [task_id, task_id])
 
     def verdicts(self) -> pl.DataFrame:
-        """The shortcut filter's verdicts: one per task version and filter configuration (`config_sha256`)."""
-        return self.sql("SELECT * FROM shortcut_verdicts ORDER BY task_id, task_version, created_at")
+        """The shortcut filter's verdicts: one per task version and filter configuration (`config_sha256`);
+        `of_record` marks the one that decided the task version, the others are evidence."""
+        return self.sql("SELECT v.*, o.task_id IS NOT NULL AS of_record FROM shortcut_verdicts v "
+                        "LEFT JOIN shortcut_verdicts_of_record o USING (task_id, task_version, config_sha256) "
+                        "ORDER BY v.task_id, v.task_version, v.created_at")
 
     def reviews(self) -> pl.DataFrame:
         """Blind reviews, one per task version, with their outcome."""

@@ -68,9 +68,19 @@ def explain_task(cat: Catalog, task_id: str) -> list[str]:
         lines.append(f"  v{move['version']}: {move['from_state'] or 'new'} -> {move['to_state']}"
                      f" ({move['who'] or '?'}, {move['moved_at']:%Y-%m-%d %H:%M})"
                      + (f": {move['reason']}" if move["reason"] else ""))
-    for verdict in cat.rows("SELECT * FROM shortcut_verdicts WHERE task_id = ? ORDER BY task_version",
-                            [task_id]):
-        lines.append(f"shortcut filter, version {verdict['task_version']}: {verdict['verdict']} "
+    # The verdict that decided a version first, then the earlier decisions, then other configurations' evidence.
+    verdicts = cat.rows("""
+        SELECT v.*, (SELECT max(d.seq) FROM shortcut_decisions d WHERE d.task_id = v.task_id
+                     AND d.task_version = v.task_version AND d.config_sha256 = v.config_sha256) AS decided,
+                    (SELECT max(d.seq) FROM shortcut_decisions d WHERE d.task_id = v.task_id
+                     AND d.task_version = v.task_version) AS last_decision
+        FROM shortcut_verdicts v WHERE v.task_id = ? ORDER BY v.task_version, v.created_at""", [task_id])
+    for verdict in sorted(verdicts, key=lambda v: (v["task_version"], v["decided"] != v["last_decision"],
+                                                   -(v["decided"] or 0))):
+        role = ("verdict of record" if verdict["decided"] is not None and verdict["decided"] == verdict["last_decision"]
+                else "earlier verdict of record" if verdict["decided"] is not None
+                else "evidence, not of record")
+        lines.append(f"shortcut filter, version {verdict['task_version']}, {role}: {verdict['verdict']} "
                      f"({verdict['rule']} rule, configuration {verdict['config_sha256']}, run {verdict['run_id']})")
         for answer in json.loads(verdict["answers"]):
             raw = (answer.get("raw") or "").replace("\n", " ")[:80]

@@ -19,7 +19,7 @@ import typer
 from rich.console import Console
 
 from curation.core.catalog import Catalog
-from curation.core.config import Config, ExecutorConfig, load_config
+from curation.core.config import Config, ExecutorConfig, config_source, load_config
 from curation.core.errors import CurationError, PrerequisiteError, UsageError
 from curation.core.stage import FAILED_RUN_NOTE
 
@@ -43,6 +43,11 @@ ADD_HELP = ("A new person (repeatable, or comma-separated): their account is mad
 
 def config() -> Config:
     return STATE["config"]
+
+
+def config_origin() -> str:
+    """Where the configuration in force came from (its file, absolute, and how it was found)."""
+    return STATE["config_source"]
 
 
 def executor_config(kind: str | None) -> ExecutorConfig:
@@ -77,6 +82,7 @@ def main_options(
 ) -> None:
     STATE["debug"] = debug
     STATE["config"] = load_config(config_file)
+    STATE["config_source"] = config_source(config_file)
     STATE["catalog"] = catalog
 
 

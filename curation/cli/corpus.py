@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from curation.cli.base import app, catalog_path, config, console, executor_config, open_catalog
+from curation.cli.base import app, catalog_path, config, config_origin, console, executor_config, open_catalog
 from curation.core.errors import CurationError, UsageError
 
 
@@ -79,6 +79,8 @@ def show_config(
     from curation.core.config import Config
     from curation.core.config_toml import config_toml
 
+    if not defaults:  # a TOML comment, so that the output still reads back as a config file
+        typer.echo(f"# configuration from {config_origin()}")
     typer.echo(config_toml(Config() if defaults else config()), nl=False)
 
 

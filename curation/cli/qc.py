@@ -1,4 +1,4 @@
-"""`curate qc ...`: validation and the shortcut filter."""
+"""`curate qc ...`: validation, review and the funnel (the shortcut filter: cli/shortcut.py)."""
 
 from __future__ import annotations
 
@@ -77,28 +77,6 @@ def qc_accept_imported(
     for _task_id, found in sorted(accepted.needs_fix.items()):
         for defect in found:
             typer.echo(f"  needs_fix: {defect.line()}")
-
-
-@qc_app.command("shortcut")
-def qc_shortcut(report: Annotated[bool, typer.Option(help="Write the HTML report.")] = True) -> None:
-    """Show each task's metadata-only view to the inspectors; discard what they solve."""
-    from curation.qc.shortcut import filter_shortcuts
-    from curation.qc.shortcut_report import PAPER_RETENTION
-
-    cfg = config().qc.shortcut
-    path = Path(cfg.report) if report else None
-    with open_catalog() as cat:
-        counts = filter_shortcuts(cat, cfg, report=path)
-    judged = counts["passed"] + counts["discarded"]
-    typer.echo(f"{counts['tasks']:,} tasks: {counts['passed']:,} passed, {counts['discarded']:,} discarded"
-               f" (retention {counts['passed'] / max(judged, 1):.1%}; the paper kept {PAPER_RETENTION:.1%}), "
-               f"{counts['undecided']:,} undecided; {counts['not_filtered']:,} platform tasks outside the filter's "
-               f"tiers passed on to review; {counts['requests']:,} model requests sent, "
-               f"{counts['failed']:,} failed")
-    if path:
-        typer.echo(f"  report: {path}")
-    if counts["undecided"]:
-        raise typer.Exit(1)
 
 
 @qc_app.command("report")

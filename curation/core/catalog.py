@@ -333,6 +333,39 @@ MIGRATIONS: list[str] = [
     # 20: a failed run keeps its traceback beside the one-line error: an unexpected exception is a bug
     # to be read later, and the CLI prints only where it is kept
     "ALTER TABLE runs ADD COLUMN traceback VARCHAR;",
+    # 21: verdicts of record (curation/qc/shortcut_record.py). Every shortcut-filter configuration that ran,
+    # with the file it came from; the history of the configuration of record (the first run sets it, only
+    # `qc shortcut-config adopt` changes it); and which verdict decided each task version. Decisions made
+    # before this schema are read back from the moves they caused; no configuration is of record until the
+    # next run sets one.
+    """
+    CREATE TABLE shortcut_configs (
+        config_sha256 VARCHAR NOT NULL PRIMARY KEY, config JSON NOT NULL, source VARCHAR, first_run_id VARCHAR,
+        created_at TIMESTAMP
+    );
+    CREATE TABLE shortcut_config_record (
+        seq INTEGER NOT NULL PRIMARY KEY, config_sha256 VARCHAR NOT NULL, source VARCHAR, run_id VARCHAR,
+        adopted_at TIMESTAMP
+    );
+    CREATE TABLE shortcut_decisions (
+        task_id VARCHAR NOT NULL, task_version INTEGER NOT NULL, seq INTEGER NOT NULL,
+        config_sha256 VARCHAR NOT NULL, reason VARCHAR, run_id VARCHAR, decided_at TIMESTAMP,
+        PRIMARY KEY (task_id, task_version, seq)
+    );
+    INSERT INTO shortcut_decisions (task_id, task_version, seq, config_sha256, reason, run_id, decided_at)
+    SELECT x.task_id, x.version, 1, v.config_sha256, 'decided before verdicts of record (schema 21)', x.run_id,
+           x.moved_at
+    FROM task_transitions x JOIN shortcut_verdicts v
+      ON v.task_id = x.task_id AND v.task_version = x.version AND v.verdict = x.to_state
+     AND (v.config_sha256 = split_part(x.who, ' ', 2) OR v.run_id = x.run_id)
+    WHERE x.to_state IN ('shortcut_passed', 'shortcut_discarded') AND x.who LIKE 'qc-shortcut%'
+    QUALIFY row_number() OVER (PARTITION BY x.task_id, x.version ORDER BY x.seq DESC, v.created_at DESC) = 1;
+    CREATE VIEW shortcut_verdicts_of_record AS
+    SELECT v.*, d.seq AS decision_seq, d.reason AS decision_reason, d.run_id AS decision_run_id, d.decided_at
+    FROM shortcut_verdicts v JOIN (SELECT * FROM shortcut_decisions
+                                   QUALIFY seq = max(seq) OVER (PARTITION BY task_id, task_version)) d
+      ON d.task_id = v.task_id AND d.task_version = v.task_version AND d.config_sha256 = v.config_sha256;
+    """,
 ]
 
 

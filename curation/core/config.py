@@ -6,7 +6,8 @@ environment variables `CURATE__<SECTION>__<KEY>` (`CURATE__CLUSTER__BACKEND=hdbs
 `CURATE__QC__SHORTCUT__RULE=mmstar`). Unknown keys and wrong types are refused with
 the key's name. Secrets never live in a file: a setting names the environment
 variable, and `secret()` reads it, failing up front when it is unset.
-`curate config` prints the values in force as TOML.
+`curate config` prints the values in force as TOML, and `config_source()` says where they came
+from (the working directory's file is easy to pick up by accident).
 """
 
 from __future__ import annotations
@@ -211,6 +212,8 @@ class ShortcutConfig:
     concurrency: int = 8
     platform_tiers: list[str] = field(default_factory=lambda: ["L3"])
     robust_cannot_determine_discards: bool = False
+    max_unparsed_share: float = field(default=0.2, metadata=_help(
+        "a run fails, and moves no task, when an inspector's share of unparseable answers is above this"))
     report: str = "build/reports/shortcut.html"
     inspectors: list[InspectorConfig] = field(default_factory=lambda: [InspectorConfig()], metadata=_help(
         "a file that lists inspectors replaces this list; it does not add to it"))
@@ -219,6 +222,8 @@ class ShortcutConfig:
         if not self.inspectors:
             raise ConfigError("no inspectors configured in [[qc.shortcut.inspectors]]")
         _at_least(self, "qc.shortcut", concurrency=1, max_correct=0)
+        if not 0 <= self.max_unparsed_share <= 1:
+            raise ConfigError(f"qc.shortcut.max_unparsed_share must be between 0 and 1, got {self.max_unparsed_share}")
 
 
 @dataclass(frozen=True)
@@ -409,6 +414,23 @@ def config_file(path: Path | None) -> Path | None:
         return Path(os.environ["CURATE_CONFIG"])
     local = Path("curation.toml")
     return local if local.is_file() else None
+
+
+def config_source(path: Path | None = None, environ: dict[str, str] | None = None) -> str:
+    """Where the configuration in force comes from, in words a person can check: the file (absolute,
+    and how it was found) and the environment variables laid over it."""
+    environ = dict(os.environ if environ is None else environ)
+    chosen = config_file(path)
+    if path is not None:
+        where = f"{path.resolve()} (--config)"
+    elif chosen is not None and environ.get("CURATE_CONFIG"):
+        where = f"{chosen.resolve()} ($CURATE_CONFIG)"
+    elif chosen is not None:
+        where = f"{chosen.resolve()} (./curation.toml of the working directory)"
+    else:
+        where = f"the built-in defaults (no --config, no $CURATE_CONFIG, no ./curation.toml in {Path.cwd()})"
+    overrides = sorted(name for name in environ if name.startswith(ENV_PREFIX))
+    return where + (f" with {', '.join(overrides)}" if overrides else "")
 
 
 def load_config(path: Path | None = None, environ: dict[str, str] | None = None) -> Config:

@@ -9,6 +9,7 @@ bounded concurrency and retries; its key comes from the environment only.
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import re
 from dataclasses import dataclass, field
@@ -52,8 +53,17 @@ class LexicalInspector:
         return scores[0][1]
 
 
-class RetryableError(RuntimeError):
-    pass
+class InspectorError(Exception):
+    """An endpoint that could not give an answer (refused, unreachable, malformed reply): the task it was
+    asked about stays undecided. Any other exception is a bug and fails the run."""
+
+
+class RetryableError(InspectorError):
+    """A rate limit, a 5xx, a timeout or a dropped connection that persisted through every retry."""
+
+
+class ResponseError(InspectorError):
+    """An answer that will not come by retrying: a 4xx, or a reply that is not a chat completion."""
 
 
 @dataclass
@@ -96,7 +106,8 @@ class OpenAIInspector:
 
     async def complete(self, client: Any, prompt: str, sample: int) -> str:
         """One completion, retried with jittered exponential backoff on 429, 5xx, timeouts
-        and dropped connections; other errors are raised at once."""
+        and dropped connections (`RetryableError` when they persist); a 4xx or a reply that is no
+        chat completion is a `ResponseError` at once. Nothing else is caught: a bug stays a bug."""
         import openai
 
         retries = self.spec.max_retries
@@ -106,7 +117,7 @@ class OpenAIInspector:
                     model=self.model, messages=[{"role": "user", "content": prompt}],
                     temperature=self.temperature, max_tokens=self.spec.max_tokens,
                     seed=sample if self.temperature > 0 else None)
-                return response.choices[0].message.content or ""
+                return _content(self.name, response)
             except (openai.RateLimitError, openai.APITimeoutError, openai.APIConnectionError,
                     openai.InternalServerError) as exc:
                 if attempt == retries:
@@ -114,20 +125,34 @@ class OpenAIInspector:
                                          f"({type(exc).__name__})") from None
             except openai.APIStatusError as exc:
                 if exc.status_code < 500 and exc.status_code != 429:
-                    raise
+                    raise ResponseError(f"{self.name}: HTTP {exc.status_code}: {str(exc)[:200]}") from None
                 if attempt == retries:
                     raise RetryableError(f"{self.name}: HTTP {exc.status_code} after {attempt + 1} tries") from None
+            except (openai.APIResponseValidationError, json.JSONDecodeError) as exc:
+                raise ResponseError(f"{self.name}: the reply is not a chat completion ({str(exc)[:200]})") from None
             await asyncio.sleep(self.spec.backoff_s * (2 ** attempt) * (0.5 + random.random()))
         raise AssertionError("unreachable")
 
 
-def make_inspectors(specs: list[InspectorConfig]) -> list[LexicalInspector | OpenAIInspector]:
-    """Inspectors from their config; a named key variable that is unset fails here, before any request."""
+def _content(name: str, response: Any) -> str:
+    """The text of a completion; a server that answered 200 with something else is a `ResponseError`."""
+    choices = getattr(response, "choices", None)
+    message = getattr(choices[0], "message", None) if isinstance(choices, list) and choices else None
+    content = getattr(message, "content", None)
+    if message is None or not isinstance(content, str | None):
+        raise ResponseError(f"{name}: the reply is not a chat completion ({str(response)[:200]!r})")
+    return content or ""
+
+
+def make_inspectors(specs: list[InspectorConfig], with_keys: bool = True) -> list[LexicalInspector | OpenAIInspector]:
+    """Inspectors from their config; a named key variable that is unset fails here, before any request.
+    `with_keys=False` builds them to describe a configuration only (they cannot be asked)."""
     out: list[LexicalInspector | OpenAIInspector] = []
     for spec in specs:
         if spec.kind == "lexical":
             out.append(LexicalInspector(name=spec.name, margin=spec.margin, minimum=spec.minimum))
             continue
-        key = secret(spec.api_key_env, f"the API key of inspector {spec.name}") if spec.api_key_env else ""
+        key = secret(spec.api_key_env, f"the API key of inspector {spec.name}") if spec.api_key_env and with_keys \
+            else ""
         out.append(OpenAIInspector(spec, api_key=key))
     return out

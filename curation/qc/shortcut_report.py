@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from curation.core.catalog import Catalog
+from curation.qc.shortcut_record import latest_decisions
 from curation.reports import page, write
 
 PAPER_RETENTION = 0.743
@@ -22,6 +23,8 @@ class JudgedRun(Protocol):
     config: dict[str, Any]
     config_sha256: str
     judged: list[tuple[str, int]]
+    of_record: bool
+    counts: dict[str, Any]
 
 
 def run_verdicts(catalog: Catalog, result: JudgedRun) -> list[dict[str, Any]]:
@@ -72,12 +75,14 @@ def disagreements(catalog: Catalog, result: JudgedRun) -> list[dict[str, Any]]:
         SELECT s.task_id, s.task_version, s.verdict, s.config_sha256, s.run_id, r.params FROM shortcut_verdicts s
         LEFT JOIN runs r ON r.run_id = s.run_id WHERE s.config_sha256 <> ? AND list_contains(?, s.task_id)
         ORDER BY s.task_id, s.created_at""", [result.config_sha256, sorted({k[0] for k in mine})])
+    decided = latest_decisions(catalog)
     out = []
     for other in others:
         key = (other["task_id"], other["task_version"])
         if key in mine and other["verdict"] != mine[key]:
             inspectors = [i.get("name") for i in json.loads(other["params"] or "{}").get("inspectors", [])]
-            out.append({**other, "this_run": mine[key], "inspectors": inspectors})
+            out.append({**other, "this_run": mine[key], "inspectors": inspectors,
+                        "of_record": decided.get(key) == other["config_sha256"]})
     return out
 
 
@@ -92,6 +97,12 @@ def write_report(catalog: Catalog, path: Path, result: JudgedRun) -> Path:
             f"<b>{esc(config['template'])}</b> prompt ({esc(config['language'])}); inspectors: {esc(inspectors)}; "
             f"configuration <code>{result.config_sha256}</code>. The paper kept {PAPER_RETENTION:.1%} of its "
             "authored tasks.</p>",
+            ("<p>This configuration is the <b>configuration of record</b>: its verdicts decide the tasks' states.</p>"
+             if result.of_record else
+             f"<p>This configuration is <b>not the configuration of record</b> (<code>{esc(result.counts['record'])}"
+             "</code>): its verdicts are kept as evidence and moved no task; the verdicts of record are shown "
+             "beside them below. <code>curate qc shortcut-config adopt</code> would make it the one of record."
+             "</p>"),
             "<p>Robust-evaluation tasks: " + ("a 'cannot be determined' answer counts as solving them."
                                               if config["robust_cannot_determine_discards"] else
                                               "a 'cannot be determined' answer alone never discards them "
@@ -125,7 +136,8 @@ def write_report(catalog: Catalog, path: Path, result: JudgedRun) -> Path:
                     "<th>inspectors</th><th>run</th></tr>")
         for d in differ:
             body.append(f"<tr><td>{esc(d['task_id'])}</td><td>{d['task_version']}</td><td>{esc(d['this_run'])}</td>"
-                        f"<td>{esc(d['verdict'])}</td><td><code>{esc(d['config_sha256'])}</code></td>"
+                        f"<td>{esc(d['verdict'])}{' (of record)' if d['of_record'] else ''}</td>"
+                        f"<td><code>{esc(d['config_sha256'])}</code></td>"
                         f"<td>{esc(', '.join(d['inspectors']))}</td><td>{esc(d['run_id'] or '')}</td></tr>")
         body.append("</table>")
     else:

@@ -47,8 +47,9 @@ class CardFacts:
 def _verdict(catalog: Catalog, task_id: str, version: int) -> dict[str, Any] | None:
     """The verdict a release ships for a task version (the same row `contents._qc_summary` reads)."""
     rows = catalog.rows("SELECT v.answers, r.params FROM shortcut_verdicts v LEFT JOIN runs r USING (run_id) "
-                        "WHERE v.task_id = ? AND v.task_version = ? ORDER BY v.created_at DESC, v.config_sha256 "
-                        "LIMIT 1", [task_id, version])
+                        "LEFT JOIN shortcut_verdicts_of_record o USING (task_id, task_version, config_sha256) "
+                        "WHERE v.task_id = ? AND v.task_version = ? "
+                        "ORDER BY o.task_id IS NULL, v.created_at DESC, v.config_sha256 LIMIT 1", [task_id, version])
     return rows[0] if rows else None
 
 

@@ -79,8 +79,11 @@ def shipped_elements(catalog: Catalog, rows: list[dict[str, Any]]) -> dict[str, 
 
 
 def _qc_summary(catalog: Catalog, task_id: str, version: int) -> dict[str, Any]:
-    verdict = catalog.rows("SELECT verdict, answers FROM shortcut_verdicts WHERE task_id = ? AND task_version = ? "
-                           "ORDER BY created_at DESC, config_sha256 LIMIT 1", [task_id, version])
+    # the verdict of record; a version decided before verdicts of record had one takes its latest
+    verdict = catalog.rows("SELECT v.verdict, v.answers FROM shortcut_verdicts v LEFT JOIN shortcut_verdicts_of_record "
+                           "o USING (task_id, task_version, config_sha256) WHERE v.task_id = ? AND v.task_version = ? "
+                           "ORDER BY o.task_id IS NULL, v.created_at DESC, v.config_sha256 LIMIT 1",
+                           [task_id, version])
     review = catalog.rows("SELECT reviewer, outcome FROM reviews WHERE task_id = ? AND task_version = ?",
                           [task_id, version])
     decision = catalog.scalar("SELECT decision FROM decisions WHERE task_id = ? AND task_version = ?",

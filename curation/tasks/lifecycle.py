@@ -6,8 +6,8 @@ reason and author). No versioned row is changed in place; a change of a task is 
 
     authored ─┬─▶ needs_fix            (a fix is a new version, which starts at authored)
     imported ─┘  (a task from an existing release; validation decides)
-              └─▶ valid ─┬─▶ shortcut_discarded ◀─┐  (a later filter configuration may
-                         │                         │   decide the other way)
+              └─▶ valid ─┬─▶ shortcut_discarded ◀─┐  (only when another filter configuration
+                         │                         │   is adopted as the one of record)
                          ├─▶ shortcut_passed ─────┘
                          │       ├─▶ reviewed_ok
                          │       └─▶ escalated ─▶ kept | deleted | revised

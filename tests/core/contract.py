@@ -11,7 +11,8 @@ from typing import Any
 from curation.core.catalog import Catalog
 from curation.core.stage import STAGES
 
-VIEWS = {"latest_tasks": "tasks", "latest_feeds": "feeds", "task_states": "task_transitions"}
+VIEWS = {"latest_tasks": ("tasks",), "latest_feeds": ("feeds",), "task_states": ("task_transitions",),
+         "shortcut_verdicts_of_record": ("shortcut_verdicts", "shortcut_decisions")}
 RUNNER_TABLES = {"runs", "schema_migrations"}
 
 
@@ -41,7 +42,7 @@ def fingerprints(cat: Catalog) -> dict[str, tuple[int, str]]:
 
 def referenced(sql: str, tables: set[str]) -> set[str]:
     words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", sql))
-    return {VIEWS.get(w, w) for w in words if w in tables or w in VIEWS}
+    return {t for w in words if w in tables or w in VIEWS for t in VIEWS.get(w, (w,))}
 
 
 def run_traced(cat: Catalog, stage: str, call: Callable[[], Any], seen: set[str] | None = None) -> Any:

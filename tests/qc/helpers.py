@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 from curation.core.catalog import Catalog, now
 from curation.core.config import load_config
 from curation.corpus.feeds import build_feed_set, load_feed
+from tests.conftest import ROOT
 
 
 def plant_task(cat: Catalog, task_id: str, feed_id: str, *, tier: str, subcategory: str, eval_type: str,
@@ -49,3 +54,12 @@ def finish_qc(cat: Catalog, task_id: str, version: int = 1, end: str = "reviewed
                                         "to_state": state, "reason": f"test: {state}", "who": "test",
                                         "run_id": "test", "moved_at": now()})
         before = state
+
+
+def curate_in(folder: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """`curate ...` as a person runs it from `folder` (whose ./curation.toml, if any, is picked up), with
+    `env` laid over an environment that has no CURATE* variables."""
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("CURATE")}, **(env or {})}
+    env["PYTHONPATH"] = str(ROOT)  # this checkout's code, whatever the working directory
+    return subprocess.run([sys.executable, "-m", "curation.cli", *args], cwd=folder, capture_output=True, text=True,
+                          env=env, timeout=300)
