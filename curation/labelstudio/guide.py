@@ -40,12 +40,12 @@ def guide_html() -> str:
 def html_shape(text: str | None) -> str:
     """Tags (names only) and visible text with runs of white space made one: what stays the same when
     Label Studio's cleaner rewrites entities, quoting or `<hr />` as `<hr>`."""
-    out, last = [], 0
-    for match in _TAG.finditer(text or ""):
-        out.append(html.unescape(text[last:match.start()]))  # type: ignore[index]
+    source, out, last = text or "", [], 0
+    for match in _TAG.finditer(source):
+        out.append(html.unescape(source[last:match.start()]))
         out.append(f"<{match.group(1)}{match.group(2).lower()}>")
         last = match.end()
-    out.append(html.unescape((text or "")[last:]))
+    out.append(html.unescape(source[last:]))
     return " ".join("".join(out).split())
 
 
