@@ -58,7 +58,7 @@ def scene(clustered_catalog_file, label_studio, tmp_path_factory):
     try:
         with Catalog(path) as cat:
             build_feed_set(cat, FEEDS, 4, seed=64)
-            export_to_label_studio(cat, [AUTHOR], label_studio["media"])
+            export_to_label_studio(cat, [], label_studio["media"], add=[AUTHOR])
             rows = cat.rows("SELECT feed_id, project_id, ls_task_id FROM ls_tasks WHERE annotator = ? ORDER BY feed_id",
                             [AUTHOR])
             feeds = {name: load_feed(cat, row["feed_id"], 1) for name, row in zip(
@@ -114,8 +114,8 @@ def test_the_annotator_reads_the_guide_in_both_languages_and_an_export_puts_it_b
 def test_pilot_and_adjudication_projects_carry_the_guide(clustered_catalog, label_studio):
     cat = clustered_catalog
     build_feed_set(cat, FEEDS, 2, seed=65)
-    export_pilot(cat, PILOTS, pilot=1, seed=3, media_root=label_studio["media"])
-    export_adjudication(cat, label_studio["media"], members=[DECIDER])  # nothing escalated yet: the project alone
+    export_pilot(cat, [], pilot=1, seed=3, media_root=label_studio["media"], add=PILOTS)
+    export_adjudication(cat, label_studio["media"], add=[DECIDER])  # nothing escalated yet: the project alone
     server, _ = start_gate(label_studio["url"], label_studio["token"])
     try:
         for person in (*PILOTS, DECIDER):
