@@ -26,9 +26,10 @@ from curation.labelstudio.accounts import (
     read_passwords,
 )
 from curation.labelstudio.client import base_url, connect, ls_call
+from curation.labelstudio.guide import guide_html
 from curation.labelstudio.people import check_people, split_names
 from curation.labelstudio.projects import ensure_project as ensure_project_in
-from curation.labelstudio.render import render_feed
+from curation.labelstudio.render import feed_ref, list_fields, render_feed
 
 
 def _rank(*parts: str) -> str:
@@ -56,9 +57,16 @@ def ensure_project(client: Any, catalog: Catalog, run_id: str, account: Account,
     annotator = account.annotator
     return ensure_project_in(
         client, catalog, "ls_projects", "ls_tasks", {"base_url": base_url(), "annotator": annotator}, label_config,
-        f"LivingScreen authoring · {annotator}", f"Feeds for {annotator} to write tasks on. Guide: annotation/GUIDE.md",
-        media_root, {"run_id": run_id, "organization_id": account.organization_id,
-                     "annotator_user_id": account.user_id})
+        f"LivingScreen authoring · {annotator}", description(annotator), media_root,
+        {"run_id": run_id, "organization_id": account.organization_id, "annotator_user_id": account.user_id},
+        instruction=guide_html())
+
+
+def description(annotator: str) -> str:
+    """The project card's line; the guide itself is the project's instructions (Label Studio's
+    Instructions button), not a path in the repository the annotator cannot open."""
+    return (f"{annotator} 的视频流：在每条视频流上写一个任务。指南：任务上方的 Instructions 按钮。 / "
+            f"Feeds for {annotator} to write tasks on. The guide: the Instructions button above each task.")
 
 
 def _check_export(annotators: list[str], *_: Any, add: list[str] | None = None, **__: Any) -> None:
@@ -113,9 +121,9 @@ def export_to_label_studio(run: StageRun, annotators: list[str], media_root: Pat
             counts["per_annotator"][annotator] = {"feeds": len(mine), "new": len(todo)}
             if not todo:
                 continue
-            payload = [{"data": {"feed_html": render_feed(catalog, f, media_root),
-                                 "feed_ref": f"{f.feed_id} · v{f.version} · {len(f.video_feed)} videos",
-                                 "feed_id": f.feed_id, "feed_version": f.version, "feedback": ""}} for f in todo]
+            payload = [{"data": {"feed_html": render_feed(catalog, f, media_root), "feed_ref": feed_ref(f),
+                                 "feed_id": f.feed_id, "feed_version": f.version, "feedback": "",
+                                 **list_fields(f, "to_write")}} for f in todo]
             response = ls_call(f"the tasks for {annotator}", client.projects.import_tasks, id=project_id,
                                request=payload, return_task_ids=True)
         task_ids = list(response.task_ids or [])

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from contextlib import nullcontext
 from datetime import UTC, datetime
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from curation.core.catalog import Catalog, now
@@ -25,8 +26,10 @@ from curation.corpus.judge import judge_draft
 from curation.corpus.playable import rule_context
 from curation.labelstudio.accounts import current_admin, in_organization
 from curation.labelstudio.client import base_url, connect
-from curation.labelstudio.projects import annotation_sha, feedback_text, project_tasks, read_fields, write_feedback
+from curation.labelstudio.projects import annotation_sha, feedback_text, project_tasks, read_fields, update_task_data
+from curation.labelstudio.render import feed_ref, list_fields, render_feed
 from curation.tasks.lifecycle import move
+from curation.tasks.reasons import Reason
 from curation.tasks.record import Draft, stored_fields
 from curation.tasks.rules import RuleContext, reason_text
 from curation.tasks.runner_format import subcategory_of
@@ -72,13 +75,16 @@ def _mint_task_id(catalog: Catalog, subcategory: str | None) -> str:
 
 @stage("annotate-import", command="curate annotate import", batched=True,
        reads=("ls_projects", "ls_tasks", "feeds", "tasks", "videos", "runs", "clusters", "cluster_members",
-              "keyword_sets", "embeddings", "media_files", "media_outputs", "task_transitions"),
+              "keyword_sets", "embeddings", "media_files", "media_outputs", "task_transitions", "comments"),
        writes=("tasks", "feeds", "task_transitions"),
        summary="annotations back as versioned tasks, credited to who wrote them; "
-       "feed edits as feed versions; problems written back to the Label Studio task")
+       "feed edits as feed versions; problems, the feed version and the state written back to the Label Studio task")
 def import_from_label_studio(run: StageRun, feeds_config: FeedsConfig,
-                             sources: dict[str, SourceConfig] | None = None) -> dict[str, int]:
+                             sources: dict[str, SourceConfig] | None = None,
+                             media_root: Path | None = None) -> dict[str, int]:
+    """`media_root`: the served media folder the cards' players point into (as for the export)."""
     catalog = run.db
+    media = media_root or Path("build/media")
     client = connect()
     url = base_url()
     projects = catalog.rows("SELECT * FROM ls_projects WHERE base_url = ? ORDER BY project_id", [url])
@@ -113,14 +119,30 @@ def import_from_label_studio(run: StageRun, feeds_config: FeedsConfig,
                                                  sources)
                     if reasons is not None:
                         feedback = feedback_text(reasons)
-                if feedback is not None:
-                    write_feedback(client, task, feedback)
+                changes = {"feedback": feedback} if feedback is not None else {}
+                update_task_data(client, task, changes | _card(catalog, project["project_id"], task, media))
     return counts
+
+
+def _card(catalog: Catalog, project_id: int, task: dict[str, Any], media: Path) -> dict[str, Any]:
+    """The task data that shows the feed version the task now points at (the annotator's own edit
+    made a new one, or undoing it went back) and its state, for the card and the task list."""
+    rows = catalog.rows("SELECT t.feed_id, t.feed_version, t.base_feed_version, s.state FROM tasks t "
+                        "JOIN task_states s USING (task_id, version) WHERE t.ls_project_id = ? AND t.ls_task_id = ? "
+                        "ORDER BY t.created_at DESC, t.version DESC LIMIT 1", [project_id, task["id"]])
+    if not rows:
+        return {}  # nothing written yet: the card is as exported
+    row = rows[0]
+    feed = load_feed(catalog, row["feed_id"], row["feed_version"])
+    fields = list_fields(feed, row["state"])
+    if (task.get("data") or {}).get("feed") != fields["feed"]:
+        fields |= {"feed_html": render_feed(catalog, feed, media), "feed_ref": feed_ref(feed, row["base_feed_version"])}
+    return fields
 
 
 def _import_annotation(run: StageRun, project: dict[str, Any], task: dict[str, Any], annotation: dict[str, Any],
                        author: str, feeds_config: FeedsConfig, ctx: Callable[[], RuleContext],
-                       sources: dict[str, SourceConfig] | None = None) -> list[str] | None:
+                       sources: dict[str, SourceConfig] | None = None) -> list[Reason] | None:
     """Store one annotation as a task version; its problems, or None when it was unchanged.
 
     The annotation is the task's identity: its latest row (by when it was stored, since a rename
@@ -167,8 +189,7 @@ def _import_annotation(run: StageRun, project: dict[str, Any], task: dict[str, A
     counts["new" if previous is None else "new_versions"] += 1
     counts["renamed"] += renamed_from is not None
     counts["needs_fix"] += bool(errors)
-    return [d.message if d.code in ("end-state-unreadable", "feed-edit-unreadable") else f"{d.message} ({d.code})"
-            for d in errors]
+    return [Reason(d.message, d.code) for d in errors]
 
 
 def _timestamp(text: str | None) -> datetime | None:

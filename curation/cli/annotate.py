@@ -54,7 +54,7 @@ def annotate_import() -> None:
     from curation.annotate.importer import import_from_label_studio
 
     with open_catalog() as cat:
-        counts = import_from_label_studio(cat, config().feeds, config().sources)
+        counts = import_from_label_studio(cat, config().feeds, config().sources, Path(config().media.output_dir))
     typer.echo(f"{counts['annotations']:,} annotations: {counts['new']:,} new tasks, "
                f"{counts['new_versions']:,} new versions, {counts['unchanged']:,} unchanged, "
                f"{counts['skipped_by_annotator']:,} skipped by the annotator; "

@@ -8,22 +8,27 @@ A project deleted on the server is forgotten with the tasks sent to it, and made
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from curation.core.catalog import Catalog
 from curation.core.errors import AnnotationError
 from curation.labelstudio.client import base_url, ls_call
+from curation.labelstudio.guide import same_html
+from curation.tasks.reasons import Reason
 
 
 def ensure_project(client: Any, catalog: Catalog, table: str, items_table: str, key: dict[str, Any],
                    label_config: str, title: str, description: str, media_root: Path | None,
-                   row: dict[str, Any]) -> int:
+                   row: dict[str, Any], instruction: str | None = None) -> int:
     """The project `key` names in `table` (the admin must be working in its organization).
 
     `key` holds the columns that name the project (base_url included); `row` the other columns
-    written when it is made. The config on the server is compared, not the one remembered: a
-    project member can change it in the web UI, and the next export puts it back."""
+    written when it is made; `instruction` the HTML shown as the project's instructions (for people's
+    projects: `guide.guide_html()`, the annotator guide), None to leave them alone. The config, the
+    description and the instructions on the server are compared, not the ones remembered: a project
+    member can change them in the web UI, and the next export puts them back, as it puts a changed guide."""
     sha = hashlib.sha256(label_config.encode()).hexdigest()
     where = " AND ".join(f"{column} = ?" for column in key)
     known = catalog.con.execute(f"SELECT project_id, config_sha256 FROM {table} WHERE {where}",
@@ -31,17 +36,27 @@ def ensure_project(client: Any, catalog: Catalog, table: str, items_table: str, 
     live = {p.id for p in ls_call("the project list", client.projects.list)}
     url = key["base_url"]
     if known and known[0] in live:
-        current = ls_call("the project", client.projects.get, id=known[0]).label_config
-        if known[1] != sha or (current or "").strip() != label_config.strip():
-            ls_call("the labeling config", client.projects.update, id=known[0], label_config=label_config)
+        current = ls_call("the project", client.projects.get, id=known[0])
+        changes: dict[str, Any] = {}
+        if known[1] != sha or (current.label_config or "").strip() != label_config.strip():
+            changes["label_config"] = label_config
+        if (current.description or "") != description:
+            changes["description"] = description
+        if instruction is not None and (not same_html(current.expert_instruction, instruction)
+                                        or not current.show_instruction):
+            changes |= {"expert_instruction": instruction, "show_instruction": True}
+        if changes:
+            ls_call("the project's config, description and guide", client.projects.update, id=known[0], **changes)
+        if "label_config" in changes:
             catalog.con.execute(f"UPDATE {table} SET config_sha256 = ? WHERE base_url = ? AND project_id = ?",
                                 [sha, url, known[0]])
         return int(known[0])
     if known:
         catalog.con.execute(f"DELETE FROM {items_table} WHERE base_url = ? AND project_id = ?", [url, known[0]])
         catalog.con.execute(f"DELETE FROM {table} WHERE base_url = ? AND project_id = ?", [url, known[0]])
+    shown = {"expert_instruction": instruction, "show_instruction": True} if instruction is not None else {}
     project = ls_call(f"the project {title!r}", client.projects.create, title=title, label_config=label_config,
-                      description=description)
+                      description=description, **shown)
     if media_root is not None and media_root.is_dir():
         ls_call("serving the normalised media", client.import_storage.local.create, project=project.id,
                 path=str(media_root.resolve()), title="normalised media", use_blob_urls=False)
@@ -90,12 +105,14 @@ def annotation_sha(result: list[dict[str, Any]]) -> str:
     return hashlib.sha256(json.dumps(result, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
-def write_feedback(client: Any, task: dict[str, Any], feedback: str) -> bool:
-    """Put `feedback` at the top of a Label Studio task (only when it changed)."""
+def update_task_data(client: Any, task: dict[str, Any], changes: dict[str, Any]) -> bool:
+    """Change some fields of a Label Studio task's data (the feedback at its top, the card, the
+    task-list columns), only when one of them changed."""
     data = task.get("data") or {}
-    if feedback == data.get("feedback", ""):
+    if all(data.get(key) == value for key, value in changes.items()):
         return False
-    ls_call("the feedback", client.tasks.update, id=str(task["id"]), data={**data, "feedback": feedback})
+    ls_call("the task's feedback and card", client.tasks.update, id=str(task["id"]), data={**data, **changes})
+    task["data"] = {**data, **changes}
     return True
 
 
@@ -105,9 +122,13 @@ def remembered(catalog: Catalog, purpose: str) -> list[dict[str, Any]]:
                         [base_url(), purpose])
 
 
-def feedback_text(reasons: list[str]) -> str:
-    """What the annotator reads at the top of the task after an import found problems."""
+def feedback_text(reasons: Sequence[str | Reason]) -> str:
+    """What the person reads at the top of the task after an import found problems: each reason as
+    a Chinese line and an English line, both naming the value it is about."""
     if not reasons:
         return ""
-    listed = " ".join(f"({n}) {r}" for n, r in enumerate(reasons, start=1))
-    return f"需要修改 Needs a fix: {listed} — 请修改后点击 Update / fix it here and press Update."
+    lines = ["需要修改：请在这里改好后点击 Update。 / Needs a fix: fix it here and press Update."]
+    for n, reason in enumerate(reasons, start=1):
+        said = reason if isinstance(reason, Reason) else Reason(reason)
+        lines += [f"({n}) {said.chinese()}", f"    {said.english()}"]
+    return "\n".join(lines)

@@ -89,3 +89,33 @@ def render_feed(catalog: Catalog, feed: Feed, media_root: Path) -> str:
     note = "" if media else ('<div class="ls-meta">No video files for this feed yet: metadata only. '
                              "本信息流暂无视频文件，仅显示元数据。</div>")
     return f'<div class="ls-feed">{note}{"".join(cards)}</div>'
+
+
+# What a task's `state` column says in Label Studio's task list: the life-cycle state (curation.tasks.lifecycle)
+# or where a task sent for work stands, with its Chinese name.
+STATE_NAMES = {
+    "to_write": "待编写", "to_review": "待互审", "to_decide": "待合议", "pilot": "试标",
+    "authored": "已提交", "imported": "已导入", "needs_fix": "需要修改", "valid": "通过检查",
+    "shortcut_discarded": "被捷径过滤淘汰", "shortcut_passed": "通过捷径过滤", "reviewed_ok": "互审通过",
+    "escalated": "待合议", "kept": "保留", "deleted": "已删除", "revised": "已修改", "retired": "已改名",
+}
+
+
+def state_text(state: str) -> str:
+    return f"{state} · {STATE_NAMES[state]}" if state in STATE_NAMES else state
+
+
+def list_fields(feed: Feed, state: str) -> dict[str, Any]:
+    """Plain-text task data for the data manager's columns (the HTML fields show as raw markup there):
+    the feed and its version, how many videos it holds, and the task's state."""
+    return {"feed": f"{feed.feed_id} v{feed.version}", "videos": len(feed.video_feed), "state": state_text(state)}
+
+
+def feed_ref(feed: Feed, base_version: int | None = None) -> str:
+    """The line above the feed: which version of which feed the card shows; for a feed the annotator's
+    own edits made, that it is the edited one and which version the edit lines count in."""
+    ref = f"{feed.feed_id} · v{feed.version} · {len(feed.video_feed)} videos"
+    if base_version is None or base_version == feed.version:
+        return ref
+    return (f"{ref} · 这是你修改后的视频流，修改行仍按 v{base_version} 的编号 / "
+            f"your edited feed; edit lines count positions in v{base_version}")

@@ -26,9 +26,10 @@ from curation.corpus.judge import judge_draft
 from curation.corpus.playable import rule_context
 from curation.labelstudio.accounts import ExportResult, choose_password, provision_member
 from curation.labelstudio.client import ls_call
+from curation.labelstudio.guide import guide_html
 from curation.labelstudio.people import check_people, remember_person, split_names
-from curation.labelstudio.projects import feedback_text, read_fields, write_feedback
-from curation.labelstudio.render import render_feed
+from curation.labelstudio.projects import feedback_text, read_fields, update_task_data
+from curation.labelstudio.render import list_fields, render_feed, state_text
 from curation.qc.review import is_latest
 from curation.qc.workspace import Session, fresh_answers, group_project, open_session, send_missing
 from curation.tasks.lifecycle import move, state_of
@@ -38,6 +39,7 @@ from curation.tasks.syntax import render_platform_state
 
 PURPOSE = "adjudication"
 DECISIONS = ("keep", "delete", "revise")
+STATE_AFTER = {"keep": "kept", "delete": "deleted", "revise": "revised"}  # the state a decision moves a task to
 DELETE_REASONS = ("wrong_answer", "ambiguous", "shortcut", "not_answerable", "duplicate", "off_taxonomy", "other")
 
 
@@ -100,7 +102,9 @@ def export_adjudication(run: StageRun, media_root: Path | None = None, members: 
             result.passwords[person] = password
     media = media_root or Path("build/media")
     with group_project(run, session, PURPOSE, resource_text("adjudication.xml"), "LivingScreen adjudication",
-                       "Escalated tasks for the group's decision: keep, delete or revise.", media) as project_id:
+                       "升级的任务由小组决定：保留、删除或修改。指南：任务上方的 Instructions 按钮。 / "
+                       "Escalated tasks for the group's decision: keep, delete or revise. The guide: the Instructions "
+                       "button above each task.", media, instruction=guide_html()) as project_id:
         send_missing(run, session, project_id, PURPOSE, "group",
                      {f"{c['task_id']}@v{c['version']}": partial(_case_item, catalog, c, media) for c in cases},
                      "the escalated tasks")
@@ -111,7 +115,7 @@ def _case_item(catalog: Catalog, case: dict[str, Any], media: Path) -> tuple[dic
     feed = load_feed(catalog, case["feed_id"], case["feed_version"])
     data = {"task_ref": f"{case['task_id']} · v{case['version']} · by {case['author']}", "case_html": case_html(case),
             "feed_html": render_feed(catalog, feed, media), "feedback": "", "task_id": case["task_id"],
-            "task_version": case["version"]}
+            "task_version": case["version"], **list_fields(feed, "to_decide")}
     return ({"item": f"{case['task_id']}@v{case['version']}", "task_id": case["task_id"],
              "task_version": case["version"], "feed_id": feed.feed_id, "feed_version": feed.version}, data)
 
@@ -183,7 +187,9 @@ def import_adjudication(run: StageRun, sources: dict[str, SourceConfig] | None =
         feed = load_feed(catalog, row["feed_id"], row["feed_version"])
         base = load_feed(catalog, row["feed_id"], row["base_feed_version"] or row["feed_version"])
         decision, change, problems = read_decision(fields, row, base, feed, ctx())
-        write_feedback(session.client, task, feedback_text(problems))
+        update_task_data(session.client, task, {
+            "feedback": feedback_text(problems),
+            "state": state_text(STATE_AFTER.get(decision or "", "needs_fix"))})
         if decision is None:
             run.counts["needs_fix"] += 1
             continue
@@ -197,7 +203,7 @@ def import_adjudication(run: StageRun, sources: dict[str, SourceConfig] | None =
                 "note": fields.get("note"), "decided_by": who, "revised_version": revised, "ls_task_id": task["id"],
                 "ls_annotation_id": annotation["id"], "annotation_sha256": sha, "run_id": run.run_id,
                 "created_at": now()})
-            state = {"keep": "kept", "delete": "deleted", "revise": "revised"}[decision]
+            state = STATE_AFTER[decision]
             move(run, key[0], key[1], state, who=who,
                  reason=f"new version v{revised}" + (f"; {reason}" if reason else "") if revised else reason)
             if revised:

@@ -28,7 +28,7 @@ from curation.corpus.feeds import Feed, latest_feeds, load_feed
 from curation.labelstudio.accounts import ExportResult
 from curation.labelstudio.people import check_people, split_names
 from curation.labelstudio.projects import annotation_sha, latest_annotation, read_fields
-from curation.labelstudio.render import render_feed
+from curation.labelstudio.render import list_fields, render_feed
 from curation.qc.agreement import Agreement
 from curation.qc.calibration_report import write_calibration
 from curation.qc.workspace import open_session, person_project, returned_tasks, send_missing
@@ -115,7 +115,8 @@ def _pilot_item(catalog: Any, item: PilotItem, round_name: str, media: Path
                 ) -> tuple[dict[str, Any], dict[str, Any]]:
     ref = f"试标 PILOT · {item.item} · {len(item.feed.video_feed)} videos"
     data = {"feed_html": render_feed(catalog, item.feed, media), "feed_ref": ref, "feed_id": item.feed.feed_id,
-            "feed_version": item.feed.version, "feedback": "", "pilot": True, "round": round_name}
+            "feed_version": item.feed.version, "feedback": "", "pilot": True, "round": round_name,
+            **list_fields(item.feed, "pilot")}
     if item.question:
         data["question_html"] = question_html(item.question)
     record = {"round": round_name, "item": f"{round_name}/{item.item}", "feed_id": item.feed.feed_id,
@@ -167,8 +168,11 @@ def export_pilot(run: StageRun, annotators: list[str], pilot: int | None = None,
     for person in people:
         with person_project(run, session, result, purpose, person, label_config,
                             f"LivingScreen {purpose.replace('-', ' ')} · {person}",
-                            "Pilot batch for the calibration meeting: the same feeds for everyone. "
-                            "These tasks never enter the benchmark.", media) as project_id:
+                            "试标：每个人拿到同样的视频流，只用于校准会议，不进入基准。"
+                            "指南：任务上方的 Instructions 按钮。 / "
+                            "Pilot batch for the calibration meeting: the same feeds for everyone. These tasks never "
+                            "enter the benchmark. The guide: the Instructions button above each task.",
+                            media) as project_id:
             send_missing(run, session, project_id, purpose, person,
                          {f"{round_name}/{i.item}": partial(_pilot_item, catalog, i, round_name, media) for i in items},
                          f"the pilot tasks for {person}")

@@ -23,8 +23,8 @@ from curation.core.stage import StageRun, stage
 from curation.corpus.feeds import load_feed
 from curation.labelstudio.accounts import ExportResult
 from curation.labelstudio.people import check_people, split_names
-from curation.labelstudio.projects import feedback_text, read_fields, write_feedback
-from curation.labelstudio.render import render_feed
+from curation.labelstudio.projects import feedback_text, read_fields, update_task_data
+from curation.labelstudio.render import list_fields, render_feed, state_text
 from curation.qc.workspace import fresh_answers, open_session, person_project, send_missing
 from curation.tasks.lifecycle import move, state_of
 from curation.tasks.rules import end_state_errors
@@ -116,8 +116,10 @@ def export_reviews(run: StageRun, reviewers: list[str], seed: int = 0, media_roo
         if not mine:
             continue
         with person_project(run, session, result, PURPOSE, person, resource_text("review.xml"),
-                            f"LivingScreen review · {person}", "Tasks other annotators wrote: answer each one "
-                            "yourself and flag what is wrong. Guide: annotation/GUIDE.md", media) as project_id:
+                            f"LivingScreen review · {person}", "别人写的任务：请独立作答，有问题就勾选标记。指南："
+                            "任务上方的 Instructions 按钮。 / Tasks other annotators wrote: answer each one yourself "
+                            "and flag what is wrong. The guide: the Instructions button above each task.",
+                            media) as project_id:
             send_missing(run, session, project_id, PURPOSE, person,
                          {f"{t['task_id']}@v{t['version']}": partial(_review_item, catalog, t, media) for t in mine},
                          f"the review tasks for {person}")
@@ -128,7 +130,7 @@ def _review_item(catalog: Catalog, task: dict[str, Any], media: Path) -> tuple[d
     feed = load_feed(catalog, task["feed_id"], task["feed_version"])
     data = {"task_ref": f"{task['task_id']} · v{task['version']} · {feed.feed_id} v{feed.version}",
             "task_html": task_html(task), "feed_html": render_feed(catalog, feed, media), "feedback": "",
-            "task_id": task["task_id"], "task_version": task["version"]}
+            "task_id": task["task_id"], "task_version": task["version"], **list_fields(feed, "to_review")}
     record = {"item": f"{task['task_id']}@v{task['version']}", "task_id": task["task_id"],
               "task_version": task["version"], "feed_id": feed.feed_id, "feed_version": feed.version}
     return record, data
@@ -201,7 +203,8 @@ def import_reviews(run: StageRun) -> dict[str, Any]:
         answer = (fields.get("answer") or [None])[0]
         feed_len = len(load_feed(catalog, row["feed_id"], row["feed_version"]).video_feed)
         outcome, reasons, problems = compare(row, answer, fields.get("platform_state"), flags, feed_len)
-        write_feedback(session.client, task, feedback_text(problems))
+        update_task_data(session.client, task, {"feedback": feedback_text(problems),
+                                                "state": state_text(outcome or "needs_fix")})
         if outcome is None:
             run.counts["unreadable"] += 1
             continue

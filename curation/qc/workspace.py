@@ -15,6 +15,7 @@ from curation.core.progress import note
 from curation.core.stage import StageRun
 from curation.labelstudio.accounts import ExportResult, current_admin, ensure_account, in_organization, read_passwords
 from curation.labelstudio.client import base_url, connect, ls_call
+from curation.labelstudio.guide import guide_html
 from curation.labelstudio.projects import annotation_sha, ensure_project, latest_annotation, project_tasks, send_tasks
 
 
@@ -38,7 +39,8 @@ def open_session(passwords: Path | None = None) -> Session:
 @contextmanager
 def person_project(run: StageRun, session: Session, result: ExportResult, purpose: str, person: str,
                    label_config: str, title: str, description: str, media_root: Path | None) -> Iterator[int]:
-    """Inside the person's organization, their project for `purpose` (made when missing)."""
+    """Inside the person's organization, their project for `purpose` (made when missing), with the
+    annotator guide as its instructions."""
     catalog = run.db
     account = ensure_account(catalog, person, session.admin_email, session.passwords, result, run.run_id)
     with in_organization(session.client, session.admin_id, account.organization_id, session.home):
@@ -47,19 +49,21 @@ def person_project(run: StageRun, session: Session, result: ExportResult, purpos
                 session.client, catalog, "qc_projects", "qc_items",
                 {"base_url": base_url(), "purpose": purpose, "person": person}, label_config, title, description,
                 media_root, {"run_id": run.run_id, "organization_id": account.organization_id,
-                             "user_id": account.user_id})
+                             "user_id": account.user_id}, instruction=guide_html())
         yield project_id
 
 
 @contextmanager
 def group_project(run: StageRun, session: Session, purpose: str, label_config: str, title: str,
-                  description: str, media_root: Path | None) -> Iterator[int]:
-    """A project in the admin's own organization, for decisions the group takes together."""
+                  description: str, media_root: Path | None, instruction: str | None = None) -> Iterator[int]:
+    """A project in the admin's own organization, for decisions the group takes together;
+    `instruction`: the HTML its members read as the project's instructions (None: none kept)."""
     with run.db.transaction():
         project_id = ensure_project(session.client, run.db, "qc_projects", "qc_items",
                                     {"base_url": base_url(), "purpose": purpose, "person": "group"}, label_config,
                                     title, description, media_root,
-                                    {"run_id": run.run_id, "organization_id": session.home, "user_id": None})
+                                    {"run_id": run.run_id, "organization_id": session.home, "user_id": None},
+                                    instruction=instruction)
     yield project_id
 
 
