@@ -103,6 +103,8 @@ RULES: list[Rule] = [
     _rule("/api/dm/views/(reset|order)", READ | {"POST"}, needs=("project",)),
     _rule("/api/dm/views/<view>", WRITE - {"POST"}),
     _rule("/api/label_links", READ, needs=("project",)),
+    # the labelling page asks for the project's ML backends; refused, it shows every annotator an error
+    _rule("/api/ml", READ, needs=("project",)),
     # people: oneself, and the organizations one belongs to (read only)
     _rule("/api/users", READ, filter="users"),
     _rule("/api/users/<user>", READ),

@@ -180,6 +180,10 @@ def test_own_work_lists_login_and_the_admin_token(scene):
     listed = jules.get(f"{gate}/api/tasks/?project={c['review']}").json()["tasks"]
     assert [t["id"] for t in listed] == [c["review_task"]]
     assert jules.get(f"{gate}/api/dm/views/?project={c['review']}").status_code == 200
+    # the labelling page's ML-backend list for her project answers; another's project or none is refused
+    assert jules.get(f"{gate}/api/ml?project={c['review']}").status_code == 200
+    assert jules.get(f"{gate}/api/ml?project={a['project']}").status_code == 403
+    assert jules.get(f"{gate}/api/ml").status_code == 403
     export = jules.get(f"{gate}/api/projects/{c['project']}/export?exportType=JSON")
     assert export.status_code == 200 and [t["id"] for t in export.json()] == [c["task"]]
     edited = jules.patch(f"{gate}/api/annotations/{c['annotation']}/",
