@@ -18,7 +18,6 @@ import duckdb
 
 from curation import __version__
 from curation.core.errors import CurationError, PrerequisiteError
-from curation.core.fingerprint import recompute_record_hashes_sql
 
 # Each entry moves the schema one version forward; never edit a released entry,
 # append a new one.
@@ -272,8 +271,25 @@ MIGRATIONS: list[str] = [
     # 14: the record fingerprint was computed in SQL by name; 15 recomputes it, so this
     # step now does nothing (a catalog from before 14 would otherwise recompute twice)
     "SELECT 1",
-    # 15: the fingerprint hashes the values by position (a JSON array), not by name
-    recompute_record_hashes_sql(),
+    # 15: the fingerprint hashes the values by position (a JSON array), not by name. The text is the
+    # SQL that core/fingerprint.py gave when this migration was released, kept as it ran: a later
+    # change to the fingerprint comes with a migration of its own
+    (
+        "\n"
+        "        UPDATE videos SET record_hash = h.record_hash\n"
+        "        FROM (\n"
+        "        SELECT v.video_id, sha256(to_json(row(v.video_id, v.source, v.native_id, v.title, "
+        "v.description, v.hashtags, v.keywords, v.author_name, v.author_bio, v.author_verified, "
+        "v.like_count, v.comment_count, v.collect_count, v.share_count, v.duration_s, v.published_at, "
+        "v.label, v.category, v.synthetic, v.media_path, CAST(v.extra AS VARCHAR), "
+        "t.thread))) AS record_hash\n"
+        "        FROM videos v LEFT JOIN (\n"
+        "            SELECT video_id, list(struct_pack(comment_id, parent_id, author, text, like_count, "
+        "time_s, created_at) ORDER BY comment_id) AS thread\n"
+        "            FROM comments WHERE video_id IN (SELECT video_id FROM videos) GROUP BY video_id\n"
+        "        ) t USING (video_id)) h\n"
+        "        WHERE videos.video_id = h.video_id"
+    ),
     # 16: videos and comments without a primary key. DuckDB deletes an indexed row at about
     # 16 µs (a re-ingest that updated a million counts spent 16 s deleting) and cannot drop
     # the key, hence the copy; the ingest merge keeps one row per id by construction
