@@ -1,5 +1,8 @@
 """The DuckDB catalog: schema migrations with declared keys, run rows, transactions.
 
+Every table declares its key in the schema but `videos` and `comments` (migration 16), whose keys
+are listed in `UNIQUE_KEYS` and checked by the stage runner before a stage's writes commit.
+
 The catalog is the only state shared between stages. Run rows are written by the
 stage runner (`curation.core.stage`), never by a stage itself.
 """
@@ -7,8 +10,9 @@ stage runner (`curation.core.stage`), never by a stage itself.
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
@@ -352,6 +356,22 @@ MIGRATIONS: list[str] = [
 ]
 
 
+@dataclass(frozen=True)
+class UniqueKey:
+    """A key the schema does not enforce: its columns, and the column naming the run that wrote a row."""
+
+    columns: tuple[str, ...]
+    run_column: str
+
+
+# Keys that hold without a constraint, because migration 16 dropped these for speed. The stage runner
+# refuses a run that leaves one of them twice in a table it writes (curation/core/keys.py).
+UNIQUE_KEYS: dict[str, UniqueKey] = {
+    "videos": UniqueKey(("video_id",), run_column="ingest_run"),
+    "comments": UniqueKey(("video_id", "comment_id"), run_column="ingest_run"),
+}
+
+
 def sql_literal(text: str) -> str:
     """A string as an SQL literal, for statements that take no parameters (views)."""
     return "'" + text.replace("'", "''") + "'"
@@ -377,6 +397,9 @@ def now() -> datetime:
 
 class Catalog:
     """An open catalog file with its schema brought up to date."""
+
+    # run before every COMMIT of an outermost transaction (the stage runner's key checks)
+    before_commit: tuple[Callable[[], None], ...] = ()
 
     def __init__(self, path: Path | str, read_only: bool = False) -> None:
         self.path = Path(path)
@@ -458,6 +481,8 @@ class Catalog:
         self._depth = 1
         try:
             yield self.con
+            for check in self.before_commit:  # a check that raises rolls the transaction back
+                check()
         except BaseException:
             self._depth = 0
             self.con.execute("ROLLBACK")
