@@ -296,7 +296,7 @@ MIGRATIONS: list[str] = [
     ),
     # 16: videos and comments without a primary key. DuckDB deletes an indexed row at about
     # 16 µs (a re-ingest that updated a million counts spent 16 s deleting) and cannot drop
-    # the key, hence the copy; the ingest merge keeps one row per id by construction
+    # the key, hence the copy; the stage runner checks their keys instead (UNIQUE_KEYS, below)
     """
     CREATE TABLE videos_keyless (
         video_id VARCHAR NOT NULL, source VARCHAR NOT NULL, native_id VARCHAR NOT NULL,

@@ -1,9 +1,10 @@
 """The keys the catalog schema does not enforce (`catalog.UNIQUE_KEYS`), checked for the rows a run wrote.
 
-A row carries the id of the run that wrote it in the key's run column, so a check reads only the keys
-this run wrote (earlier runs' rows were checked when they were written) plus rows that name no run,
-whose origin is unknown. A run that wrote most of a table is checked in one pass over all of it, which
-costs less than picking its keys out (a million videos: 0.19 s against 0.47 s).
+A row carries the id of the run that wrote it in the key's run column. A run that wrote a few rows of a
+large table has only their keys checked, against every row (earlier runs' rows were checked when they
+were written); rows that name no run have unknown origin and are checked by every run. A run that wrote
+a third of the table or more has all of it checked in one pass, which costs less than picking its keys
+out (a million videos: 0.19 s against 0.47 s), and then a duplicate anywhere in the table is refused.
 """
 
 from __future__ import annotations
@@ -18,22 +19,19 @@ from curation.core.errors import DuplicateKeyError
 
 def first_duplicate(con: duckdb.DuckDBPyConnection, table: str, key: UniqueKey,
                     run_id: str) -> tuple[tuple[Any, ...], int] | None:
-    """A value of `key` that `table` holds more than once among the rows run `run_id` wrote (or that
-    name no run), with how many rows hold it; None when each is there once."""
-    mine = f"({key.run_column} = ? OR {key.run_column} IS NULL)"
+    """A value of `key` that `table` holds more than once, with how many rows hold it, looked for among
+    at least the keys of the rows run `run_id` wrote or that name no run; None when there is none."""
+    mine = f"({key.run_column} = $1 OR {key.run_column} IS NULL)"
     written = con.execute(f"SELECT count(*) FROM {table} WHERE {mine}", [run_id]).fetchone()[0]
     if not written:
         return None
     total = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-    columns = ", ".join(key.columns)
-    if written * 3 < total:
-        rows = f"{table} SEMI JOIN (SELECT {columns} FROM {table} WHERE {mine}) mine USING ({columns})"
-        theirs = ""
-    else:
-        rows, theirs = table, f" AND bool_or({mine})"
+    columns, first = ", ".join(key.columns), key.columns[0]
+    # a few rows: the rows sharing their first key column (the rows' own video for comments); else all
+    rows = f"{table} WHERE {first} IN (SELECT {first} FROM {table} WHERE {mine})" if written * 3 < total else table
     # ordered, so that the error names the same duplicate every time (only duplicates are sorted)
-    found = con.execute(f"SELECT {columns}, count(*) FROM {rows} GROUP BY ALL HAVING count(*) > 1{theirs} "
-                        f"ORDER BY ALL LIMIT 1", [run_id]).fetchone()
+    found = con.execute(f"SELECT {columns}, count(*) FROM {rows} GROUP BY ALL HAVING count(*) > 1 ORDER BY ALL LIMIT 1",
+                        [run_id] if rows != table else []).fetchone()
     return (tuple(found[:-1]), int(found[-1])) if found else None
 
 
