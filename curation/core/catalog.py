@@ -1,5 +1,8 @@
 """The DuckDB catalog: schema migrations with declared keys, run rows, transactions.
 
+Every table declares its key in the schema but `videos` and `comments` (migration 16), whose keys
+are listed in `UNIQUE_KEYS` and checked by the stage runner before a stage's writes commit.
+
 The catalog is the only state shared between stages. Run rows are written by the
 stage runner (`curation.core.stage`), never by a stage itself.
 """
@@ -7,8 +10,9 @@ stage runner (`curation.core.stage`), never by a stage itself.
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
@@ -18,7 +22,6 @@ import duckdb
 
 from curation import __version__
 from curation.core.errors import CurationError, PrerequisiteError
-from curation.core.fingerprint import recompute_record_hashes_sql
 
 # Each entry moves the schema one version forward; never edit a released entry,
 # append a new one.
@@ -272,11 +275,28 @@ MIGRATIONS: list[str] = [
     # 14: the record fingerprint was computed in SQL by name; 15 recomputes it, so this
     # step now does nothing (a catalog from before 14 would otherwise recompute twice)
     "SELECT 1",
-    # 15: the fingerprint hashes the values by position (a JSON array), not by name
-    recompute_record_hashes_sql(),
+    # 15: the fingerprint hashes the values by position (a JSON array), not by name. The text is the
+    # SQL that core/fingerprint.py gave when this migration was released, kept as it ran: a later
+    # change to the fingerprint comes with a migration of its own
+    (
+        "\n"
+        "        UPDATE videos SET record_hash = h.record_hash\n"
+        "        FROM (\n"
+        "        SELECT v.video_id, sha256(to_json(row(v.video_id, v.source, v.native_id, v.title, "
+        "v.description, v.hashtags, v.keywords, v.author_name, v.author_bio, v.author_verified, "
+        "v.like_count, v.comment_count, v.collect_count, v.share_count, v.duration_s, v.published_at, "
+        "v.label, v.category, v.synthetic, v.media_path, CAST(v.extra AS VARCHAR), "
+        "t.thread))) AS record_hash\n"
+        "        FROM videos v LEFT JOIN (\n"
+        "            SELECT video_id, list(struct_pack(comment_id, parent_id, author, text, like_count, "
+        "time_s, created_at) ORDER BY comment_id) AS thread\n"
+        "            FROM comments WHERE video_id IN (SELECT video_id FROM videos) GROUP BY video_id\n"
+        "        ) t USING (video_id)) h\n"
+        "        WHERE videos.video_id = h.video_id"
+    ),
     # 16: videos and comments without a primary key. DuckDB deletes an indexed row at about
     # 16 µs (a re-ingest that updated a million counts spent 16 s deleting) and cannot drop
-    # the key, hence the copy; the ingest merge keeps one row per id by construction
+    # the key, hence the copy; the stage runner checks their keys instead (UNIQUE_KEYS, below)
     """
     CREATE TABLE videos_keyless (
         video_id VARCHAR NOT NULL, source VARCHAR NOT NULL, native_id VARCHAR NOT NULL,
@@ -369,6 +389,22 @@ MIGRATIONS: list[str] = [
 ]
 
 
+@dataclass(frozen=True)
+class UniqueKey:
+    """A key the schema does not enforce: its columns, and the column naming the run that wrote a row."""
+
+    columns: tuple[str, ...]
+    run_column: str
+
+
+# Keys that hold without a constraint, because migration 16 dropped these for speed. The stage runner
+# refuses a run that leaves one of them twice in a table it writes (curation/core/keys.py).
+UNIQUE_KEYS: dict[str, UniqueKey] = {
+    "videos": UniqueKey(("video_id",), run_column="ingest_run"),
+    "comments": UniqueKey(("video_id", "comment_id"), run_column="ingest_run"),
+}
+
+
 def sql_literal(text: str) -> str:
     """A string as an SQL literal, for statements that take no parameters (views)."""
     return "'" + text.replace("'", "''") + "'"
@@ -394,6 +430,9 @@ def now() -> datetime:
 
 class Catalog:
     """An open catalog file with its schema brought up to date."""
+
+    # run before every COMMIT of an outermost transaction (the stage runner's key checks)
+    before_commit: tuple[Callable[[], None], ...] = ()
 
     def __init__(self, path: Path | str, read_only: bool = False) -> None:
         self.path = Path(path)
@@ -475,6 +514,8 @@ class Catalog:
         self._depth = 1
         try:
             yield self.con
+            for check in self.before_commit:  # a check that raises rolls the transaction back
+                check()
         except BaseException:
             self._depth = 0
             self.con.execute("ROLLBACK")

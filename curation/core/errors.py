@@ -32,6 +32,10 @@ class PrerequisiteError(CurationError):
     """A stage that needs another stage's output first ("run `curate embed` first")."""
 
 
+class DuplicateKeyError(CurationError):
+    """A run would leave a key twice in a catalog table; the message names the table, the key and the value."""
+
+
 class FeedError(CurationError):
     """A feed operation that cannot be done; the message says why."""
 

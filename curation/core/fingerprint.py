@@ -3,8 +3,9 @@ record changed.
 
 It is computed in SQL over the stored columns (everything but where the record sat in
 its file and which run loaded it) plus the video's comments in `comment_id` order, so
-the per-record and the columnar ingest give the same value by construction, and a
-migration can recompute it for rows already in a catalog.
+the per-record and the columnar ingest give the same value by construction. Catalog
+migration 15 recomputed stored rows with the SQL `record_hash_select` gave then, kept
+there as text: changing the fingerprint here needs a new migration that recomputes it.
 """
 
 from __future__ import annotations
@@ -41,9 +42,3 @@ def record_hash_select(videos: str, comments: str, columns: str = "v.video_id", 
             FROM {comments} WHERE video_id IN (SELECT video_id FROM {videos}) GROUP BY video_id
         ) t USING (video_id)"""
 
-
-def recompute_record_hashes_sql() -> str:
-    return f"""
-        UPDATE videos SET record_hash = h.record_hash
-        FROM ({record_hash_select('videos', 'comments')}) h
-        WHERE videos.video_id = h.video_id"""

@@ -24,9 +24,10 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from curation.core.catalog import Catalog, code_version, now
+from curation.core.catalog import UNIQUE_KEYS, Catalog, code_version, now
 from curation.core.errors import CurationError
 from curation.core.executor import Resources
+from curation.core.keys import refuse_duplicates
 from curation.core.progress import progress
 
 T = TypeVar("T")
@@ -116,11 +117,11 @@ class Stage:
                                     "code_version": code_version(), "started_at": now(), "status": "running"})
         try:
             if self.batched or outer:
-                result = self.work(run, *args, **kwargs)
+                result = _work_keeping_keys(self, run, *args, **kwargs)
                 self._close(run, "ok")
             else:
                 with catalog.transaction():
-                    result = self.work(run, *args, **kwargs)
+                    result = _work_keeping_keys(self, run, *args, **kwargs)
                     self._close(run, "ok")
         except KeyboardInterrupt:
             if not outer:
@@ -149,6 +150,25 @@ class Stage:
         workers = f"; on an executor: {self.resources.describe()}" if self.resources else ""
         return (f"{self.name}: {self.command}\n    {self.summary}\n"
                 f"    reads: {show(self.reads)}\n    writes: {show(self.writes)}\n    {mode}{workers}")
+
+
+def _work_keeping_keys(stage: Stage, run: StageRun, /, *args: Any, **kwargs: Any) -> Any:
+    """The stage's work, refused (DuplicateKeyError) when it leaves a key of `UNIQUE_KEYS` twice in a
+    table it writes: checked before each commit the work makes itself (a batched stage's batches) and
+    when it returns, inside the runner's transaction unless the stage is batched, so nothing commits."""
+    tables = tuple(t for t in stage.writes if t in UNIQUE_KEYS)
+    if not tables:
+        return stage.work(run, *args, **kwargs)
+    catalog, run_id = run.db, str(run.run_id)
+    before = catalog.before_commit
+    catalog.before_commit = (*before, lambda: refuse_duplicates(catalog, tables, run_id, "the batch was not committed"))
+    try:
+        result = stage.work(run, *args, **kwargs)
+    finally:
+        catalog.before_commit = before
+    refuse_duplicates(catalog, tables, run_id, "nothing was committed" if catalog.in_transaction
+                      else "written outside the stage's batches, so committed already")
+    return result
 
 
 def _json(value: dict[str, Any]) -> str:

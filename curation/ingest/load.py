@@ -19,7 +19,6 @@ import duckdb
 import pyarrow as pa
 
 from curation.core.catalog import sql_literal
-from curation.core.errors import CurationError
 from curation.core.fingerprint import record_hash_select
 from curation.core.progress import note
 from curation.core.stage import StageRun
@@ -243,14 +242,8 @@ def _merge(run: StageRun, con: duckdb.DuckDBPyConnection, source: str, file_key:
                               "" if everything else "WHERE video_id IN (SELECT video_id FROM changed)")
         catalog.insert_staged("comments", "incoming_comments", COMMENT_COLUMNS,
                               "WHERE video_id IN (SELECT video_id FROM changed)")
-        # videos and comments have no key constraint (see migration 16): the rows this run
-        # wrote are checked here, one per id, and a failure rolls the whole run back
-        for table, key in (("videos", "video_id"), ("comments", "video_id, comment_id")):
-            twice = con.execute(f"""SELECT {key} FROM {table} WHERE video_id IN (SELECT video_id FROM changed)
-                    GROUP BY ALL HAVING count(*) > 1 LIMIT 1""").fetchone()
-            if twice:
-                raise CurationError(f"ingest {source}: {table} would hold {', '.join(map(str, twice))} twice; "
-                                    "nothing was written")
+        # videos and comments have no key constraint (migration 16): the stage runner checks the rows
+        # this run wrote before it commits (catalog.UNIQUE_KEYS)
         # Rejects mirror the file's current state: ones that no longer occur go,
         # ones already recorded keep their original run id.
         con.execute("""

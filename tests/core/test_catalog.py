@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ast
+import hashlib
+import json
 import re
 
 import duckdb
@@ -9,6 +12,8 @@ import pytest
 
 from curation.core.catalog import MIGRATIONS, Catalog
 from tests.conftest import ROOT
+
+MIGRATION_HASHES = ROOT / "tests/core/migration_hashes.json"  # sha256 of each released migration's text
 
 PREVIOUS = 6  # the schema version before keys, runs.error and latest_feeds
 
@@ -111,3 +116,25 @@ def test_no_insert_depends_on_column_order():
                  for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
                  if positional.search(line)]
     assert offenders == []
+
+
+def test_a_released_migration_keeps_the_text_it_ran_with():
+    """Catalogs already migrated ran these texts; changing one would leave them and a new catalog different.
+    A new migration is appended with its hash added to migration_hashes.json."""
+    released = json.loads(MIGRATION_HASHES.read_text(encoding="utf-8"))
+    hashes = {str(n): hashlib.sha256(sql.encode()).hexdigest() for n, sql in enumerate(MIGRATIONS, start=1)}
+    changed = [n for n, digest in released.items() if hashes.get(n) != digest]
+    assert changed == [], f"released migrations {changed} changed or went: append a new migration instead"
+    unrecorded = {n: digest for n, digest in hashes.items() if n not in released}
+    assert unrecorded == {}, f"add the new migrations' hashes to {MIGRATION_HASHES.name}: {json.dumps(unrecorded)}"
+
+
+def test_every_migration_is_sql_text_in_the_source():
+    """Text written out, not built by code that can change later (a function, an f-string, a format call)."""
+    tree = ast.parse((ROOT / "curation/core/catalog.py").read_text(encoding="utf-8"))
+    (listing,) = [node.value for node in ast.walk(tree)
+                  if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", None) == "MIGRATIONS"]
+    assert isinstance(listing, ast.List) and len(listing.elts) == len(MIGRATIONS)
+    built = [n for n, element in enumerate(listing.elts, start=1)
+             if not (isinstance(element, ast.Constant) and isinstance(element.value, str))]
+    assert built == []
