@@ -27,7 +27,7 @@ from curation.release.build import build_release
 from tests.cli.test_cli import curate
 from tests.conftest import ROOT
 from tests.grade.logs import UP, write_episode
-from tests.qc.helpers import plant_task
+from tests.qc.helpers import plant_giveaway_pair, plant_task
 from tests.release.helpers import reviewed_catalog, settings
 
 COLOURS = {"A": "白色的猫", "B": "黑色的猫", "C": "橘色的猫", "D": "无法确定"}
@@ -56,13 +56,7 @@ def curated(clustered_catalog_file, tmp_path_factory) -> dict:
         grade_logs(cat, [("model-a", folder / "logs" / "model-a"), ("model-b", folder / "logs" / "model-b")],
                    "1.0.0", folder / "grades")
         # two new tasks through the real shortcut filter: a title gives the first one's answer away
-        leaked = load_feed(cat, feeds[0]).video_feed[1]
-        cat.con.execute("UPDATE videos SET title = '橘色的猫第一次见到雪' WHERE video_id = ?", [leaked])
-        plant_task(cat, "feature_analysis_3", feeds[0], tier="L2", subcategory="feature_analysis", eval_type="label",
-                   instruction="视频里的猫是什么颜色？", options=COLOURS, eval_config=[{"answer": "C"}])
-        plant_task(cat, "feature_analysis_4", feeds[1], tier="L2", subcategory="feature_analysis", eval_type="label",
-                   instruction="视频里一共有几只鸟？", options={"A": "三只", "B": "四只", "C": "五只"},
-                   eval_config=[{"answer": "B"}], author="bob")
+        plant_giveaway_pair(cat, feeds, first=3, leak_at=1, second_author="bob")
         filter_shortcuts(cat, load_config().qc.shortcut)
         # the reviews and decisions behind reviewed_catalog's states, as the review import stores them
         for task_id, reviewer, outcome in (("gui_like_1", "bob", "reviewed_ok"), ("feature_analysis_1", "alice",

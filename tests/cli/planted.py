@@ -43,3 +43,16 @@ def curate_with_bug(target: str, error: str, *args: str) -> subprocess.Completed
 def last_run(cat: Catalog, stage: str) -> dict[str, Any]:
     return cat.rows("SELECT run_id, status, error, traceback FROM runs WHERE stage = ? "
                     "ORDER BY started_at DESC LIMIT 1", [stage])[0]
+
+
+def assert_bug_kept(out: subprocess.CompletedProcess, db: str, stage: str, error: str, where: str,
+                    hidden: str) -> None:
+    """The CLI called it a bug in one line, and the stage's run is `failed` with `error` and a traceback
+    through `where`; `hidden`, the message a broad handler used to put in its place, is nowhere."""
+    assert out.returncode == 1
+    assert out.stderr.startswith(f"error: unexpected {error} (a bug, not bad input)"), out.stderr
+    assert hidden not in out.stderr
+    with Catalog(db) as cat:
+        run = last_run(cat, stage)
+    assert run["status"] == "failed" and run["error"] == error
+    assert f"in {where}" in run["traceback"] and hidden not in run["traceback"]

@@ -63,3 +63,21 @@ def curate_in(folder: Path, *args: str, env: dict[str, str] | None = None) -> su
     env["PYTHONPATH"] = str(ROOT)  # this checkout's code, whatever the working directory
     return subprocess.run([sys.executable, "-m", "curation.cli", *args], cwd=folder, capture_output=True, text=True,
                           env=env, timeout=300)
+
+
+CAT_COLOURS = {"A": "白色的猫", "B": "黑色的猫", "C": "橘色的猫", "D": "无法确定"}
+
+
+def plant_giveaway_pair(cat: Catalog, feeds: list[str], first: int = 1, leak_at: int = 2,
+                        second_author: str | None = None) -> str:
+    """Two L2 tasks: feature_analysis_<first>'s answer (C, 橘色的猫) is the title of the video at `leak_at`
+    of its feed, feature_analysis_<first + 1>'s answer is nowhere in the metadata. Returns the leaked video."""
+    leaked = load_feed(cat, feeds[0]).video_feed[leak_at]
+    cat.con.execute("UPDATE videos SET title = '橘色的猫第一次见到雪' WHERE video_id = ?", [leaked])
+    plant_task(cat, f"feature_analysis_{first}", feeds[0], tier="L2", subcategory="feature_analysis",
+               eval_type="label", instruction="视频里的猫是什么颜色？", options=CAT_COLOURS,
+               eval_config=[{"answer": "C"}])
+    plant_task(cat, f"feature_analysis_{first + 1}", feeds[1], tier="L2", subcategory="feature_analysis",
+               eval_type="label", instruction="视频里一共有几只鸟？", options={"A": "三只", "B": "四只", "C": "五只"},
+               eval_config=[{"answer": "B"}], **({"author": second_author} if second_author else {}))
+    return leaked

@@ -9,7 +9,7 @@ from curation.qc.prompts import CANNOT_ANSWER, UNPARSED, build_prompt, parse_lab
 from curation.qc.shortcut import TaskView, decide, filter_shortcuts, load_views
 from curation.qc.shortcut_report import disagreements, run_verdicts, shortcut_summary, write_report
 from curation.status import explain_task
-from tests.qc.helpers import plant_task, planted_catalog
+from tests.qc.helpers import plant_giveaway_pair, plant_task, planted_catalog
 
 CONFIG = load_config().qc.shortcut
 OPTIONS = {"A": "白色的猫", "B": "黑色的猫", "C": "橘色的猫", "D": "无法确定"}
@@ -18,13 +18,7 @@ OPTIONS = {"A": "白色的猫", "B": "黑色的猫", "C": "橘色的猫", "D": "
 def test_lexical_inspector_discards_what_a_title_gives_away(clustered_catalog, tmp_path):
     cat = clustered_catalog
     feeds = planted_catalog(cat)
-    leaked = load_feed(cat, feeds[0]).video_feed[2]
-    cat.con.execute("UPDATE videos SET title = '橘色的猫第一次见到雪' WHERE video_id = ?", [leaked])
-    plant_task(cat, "feature_analysis_1", feeds[0], tier="L2", subcategory="feature_analysis", eval_type="label",
-               instruction="视频里的猫是什么颜色？", options=OPTIONS, eval_config=[{"answer": "C"}])
-    plant_task(cat, "feature_analysis_2", feeds[1], tier="L2", subcategory="feature_analysis", eval_type="label",
-               instruction="视频里一共有几只鸟？", options={"A": "三只", "B": "四只", "C": "五只"},
-               eval_config=[{"answer": "B"}])
+    plant_giveaway_pair(cat, feeds)
     plant_task(cat, "robust_evaluation_1", feeds[2], tier="L2", subcategory="robust_evaluation",
                eval_type="label", instruction="作者明天会发什么？", options={"A": "美食", "B": "无法确定"},
                eval_config=[{"answer": "B"}])

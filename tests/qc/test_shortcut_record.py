@@ -14,24 +14,15 @@ import pytest
 from curation.core.catalog import MIGRATIONS, Catalog
 from curation.core.config import ShortcutConfig, build
 from curation.core.services import free_port
-from curation.corpus.feeds import load_feed
 from curation.qc.inspectors import OpenAIInspector
 from curation.qc.shortcut import filter_shortcuts
-from tests.qc.helpers import curate_in, plant_task, planted_catalog
-
-OPTIONS = {"A": "白色的猫", "B": "黑色的猫", "C": "橘色的猫", "D": "无法确定"}
+from tests.qc.helpers import curate_in, plant_giveaway_pair, planted_catalog
 
 
 def _giveaway_catalog(cat: Catalog) -> None:
     """feature_analysis_1's answer (C, 橘色的猫) is in a video title; feature_analysis_2's is nowhere."""
     feeds = planted_catalog(cat)
-    leaked = load_feed(cat, feeds[0]).video_feed[2]
-    cat.con.execute("UPDATE videos SET title = '橘色的猫第一次见到雪' WHERE video_id = ?", [leaked])
-    plant_task(cat, "feature_analysis_1", feeds[0], tier="L2", subcategory="feature_analysis", eval_type="label",
-               instruction="视频里的猫是什么颜色？", options=OPTIONS, eval_config=[{"answer": "C"}])
-    plant_task(cat, "feature_analysis_2", feeds[1], tier="L2", subcategory="feature_analysis", eval_type="label",
-               instruction="视频里一共有几只鸟？", options={"A": "三只", "B": "四只", "C": "五只"},
-               eval_config=[{"answer": "B"}])
+    plant_giveaway_pair(cat, feeds)
 
 
 def _folder(root: Path, name: str, inspector: str) -> Path:
