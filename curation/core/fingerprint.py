@@ -10,6 +10,17 @@ there as text: changing the fingerprint here needs a new migration that recomput
 
 from __future__ import annotations
 
+import hashlib
+import json
+from typing import Any
+
+
+def json_sha256(value: Any, *, ensure_ascii: bool = True) -> str:
+    """The sha256 (hex) of `value` as JSON with sorted keys: the one way settings and answers are
+    fingerprinted. `ensure_ascii` stays as each caller first stored it, so stored hashes keep matching."""
+    return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=ensure_ascii).encode()).hexdigest()
+
+
 HASHED_VIDEO_COLUMNS = (
     "video_id", "source", "native_id", "title", "description", "hashtags", "keywords",
     "author_name", "author_bio", "author_verified", "like_count", "comment_count",

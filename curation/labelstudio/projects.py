@@ -14,6 +14,7 @@ from typing import Any
 
 from curation.core.catalog import Catalog
 from curation.core.errors import AnnotationError
+from curation.core.fingerprint import json_sha256
 from curation.labelstudio.client import base_url, ls_call
 from curation.labelstudio.guide import same_html
 from curation.tasks.reasons import Reason
@@ -100,9 +101,7 @@ def read_fields(result: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def annotation_sha(result: list[dict[str, Any]]) -> str:
-    import json
-
-    return hashlib.sha256(json.dumps(result, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+    return json_sha256(result, ensure_ascii=False)
 
 
 def update_task_data(client: Any, task: dict[str, Any], changes: dict[str, Any]) -> bool:

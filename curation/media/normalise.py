@@ -4,8 +4,6 @@ writes all three outputs; each lands under a temporary name and is renamed into 
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import shutil
 import subprocess
@@ -22,6 +20,7 @@ from curation.core.catalog import Catalog
 from curation.core.config import ExecutorConfig, MediaConfig
 from curation.core.errors import MediaError
 from curation.core.executor import Resources, map_tables
+from curation.core.fingerprint import json_sha256
 from curation.core.stage import STAGES, StageRun, stage
 from curation.media.files import one_line
 from curation.media.probe import probe_file
@@ -53,7 +52,7 @@ def settings_sha256(config: MediaConfig) -> str:
     if float(values["keyframe_fps"]).is_integer():
         values["keyframe_fps"] = int(values["keyframe_fps"])
     keyed = values | {"recipe": RECIPE_VERSION}
-    return hashlib.sha256(json.dumps(keyed, sort_keys=True).encode()).hexdigest()
+    return json_sha256(keyed)
 
 
 def output_paths(video_id: str, out_dir: Path) -> tuple[Path, Path, Path]:

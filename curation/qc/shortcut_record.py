@@ -9,13 +9,13 @@ task version, so the verdict behind a task's state stays readable after the reco
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from curation.core.catalog import Catalog, now
+from curation.core.fingerprint import json_sha256
 from curation.core.stage import StageRun
 
 
@@ -32,7 +32,7 @@ class Record:
 
 
 def config_digest(decisive: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(decisive, sort_keys=True).encode()).hexdigest()[:16]
+    return json_sha256(decisive)[:16]
 
 
 def record_history(catalog: Catalog) -> list[Record]:
