@@ -14,6 +14,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("curation",),  # the package root: its version string, nothing else
     ("core",),  # catalog, config, errors, the stage runner
     ("tasks",),  # the task model every stage shares
+    ("env",),  # the app as the runner drives it: episode logs, tool calls, the state rebuilt from them
     ("reports",),  # HTML pages and charts
     ("ingest",),
     ("media",),
@@ -109,7 +110,7 @@ def test_the_checks_see_what_they_guard():
     edges["curation.core.errors"] = edges["curation.core.errors"] | {"curation.qc.funnel"}
     edges["curation.annotate.export"] = edges["curation.annotate.export"] | {"curation.qc.review"}
     assert upward_imports(edges) == [
-        "curation.annotate.export imports curation.qc.review (annotate is layer 8, qc is 8)",
-        "curation.core.errors imports curation.qc.funnel (core is layer 1, qc is 8)"]
+        "curation.annotate.export imports curation.qc.review (annotate is layer 9, qc is 9)",
+        "curation.core.errors imports curation.qc.funnel (core is layer 1, qc is 9)"]
     edges["curation.corpus.cluster"] = edges["curation.corpus.cluster"] | {"curation.corpus.feeds"}
     assert any("curation.corpus.cluster" in c and "curation.corpus.feeds" in c for c in cycles(edges))

@@ -22,7 +22,7 @@ from typing import Any
 
 from curation.core.errors import InputError
 from curation.core.stage import StageRun
-from curation.grade.episodes import Episode, EpisodeError, find_logs, read_episode
+from curation.env.episodes import Episode, EpisodeError, find_logs, read_episode
 from curation.release.livingscreen import runnable_elements
 from curation.tasks.lifecycle import RELEASED_STATES
 from curation.tasks.record import from_runner

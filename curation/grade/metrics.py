@@ -22,8 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from curation.grade.episodes import Episode, ToolCall
-from curation.grade.replay import rebuild_state
+from curation.env.episodes import Episode, ToolCall
+from curation.env.replay import rebuild_state
 
 SWIPE_MIN = 231  # normalised units: the app snaps to the next video past 30% of its 750 px feed
 BUCKETS = ("skipped", "glanced", "partially_viewed", "fully_consumed")

@@ -29,8 +29,8 @@ from curation.core.config import MediaConfig
 from curation.core.errors import MediaError
 from curation.core.stage import RunResult, StageRun, stage
 from curation.corpus.visible import video_durations
+from curation.env.episodes import Episode, step_index
 from curation.grade.collect import collect, release_tasks
-from curation.grade.episodes import Episode, step_index
 from curation.grade.metrics import grade_episode
 from curation.grade.negatives import make_negative
 from curation.release.semver import Version

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from curation.core.catalog import Catalog
-from curation.grade.episodes import parse_calls
+from curation.env.episodes import parse_calls
 from curation.grade.grade import grade_logs
 from curation.grade.metrics import bucket, track_watching
 from tests.conftest import ROOT

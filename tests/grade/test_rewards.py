@@ -84,7 +84,7 @@ def test_reward_records_with_a_one_frame_per_step_video(clustered_catalog, tmp_p
 
 
 def test_steps_keep_the_runners_numbering_across_a_failed_call_and_frame_only_watches(tmp_path):
-    from curation.grade.episodes import read_episode
+    from curation.env.episodes import read_episode
     from curation.grade.negatives import Negative
     from curation.grade.rewards import departure_second
 

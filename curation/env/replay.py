@@ -20,7 +20,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from curation.grade.episodes import ToolCall
+from curation.env.episodes import ToolCall
 
 VIEW_W, VIEW_H = 375.0, 812.0  # env.py PlaywrightThread / VideoAgentEnv: width 375, height 812
 SLACK = 2.0                     # px either side of an edge where font metrics or rounding may put it
