@@ -18,6 +18,28 @@ KUAIREC_CSV = RAW / "KuaiRec" / "kuairec_caption_category.csv"
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+_SKIPPED: list[pytest.TestReport] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.skipped:
+        _SKIPPED.append(report)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """In CI a skip is a failure unless `tests/skips.py` lists its reason."""
+    from tests.skips import unlisted_skips
+
+    unlisted = unlisted_skips(_SKIPPED)
+    if os.environ.get("CI") and unlisted:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(f"{len(unlisted)} test(s) skipped in CI for a reason tests/skips.py does not list:",
+                                red=True)
+            for line in unlisted:
+                reporter.write_line(f"  {line}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
 
 @pytest.fixture
 def catalog(tmp_path: Path):

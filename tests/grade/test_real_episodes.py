@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +16,7 @@ from curation.core.catalog import Catalog, now
 from curation.grade.grade import grade_logs
 from tests.conftest import ROOT
 from tests.grade.real import CHECKS, EPISODES, MORE, add_turns, element, episodes_copy, record_release, runner_dir
+from tests.skips import V1, requires_v1
 
 RESULTS = {log.parent.name: json.loads(log.read_text(encoding="utf-8"))["result"] for log in EPISODES.rglob("log.json")}
 REPORT_TAP = [("click", {"x": 883, "y": 858}), ("click", {"x": 240, "y": 372}), ("click", {"x": 709, "y": 693})]
@@ -205,12 +205,11 @@ def test_the_command_fails_when_nothing_is_graded_and_writes_its_page_where_told
     assert not (tmp_path / "reports" / "grade.html").exists()
 
 
-V1 = os.environ.get("LIVINGSCREEN_V1")
 
 
-@pytest.mark.skipif(not V1, reason="LIVINGSCREEN_V1 names no folder of the public v1 runner files")
+@requires_v1
 def test_against_the_public_v1_release(catalog, tmp_path):
-    record_release(catalog, Path(V1 or "."), "1.0.0")
+    record_release(catalog, V1, "1.0.0")
     logs = episodes_copy(tmp_path / "logs", roots=(EPISODES, MORE))
     result = grade_logs(catalog, [("Scripted", logs)], "1.0.0", tmp_path / "out", include_defective=True)
     assert (result["graded"], result["rejected"]) == (31, 0)  # the logs carry v1's instructions exactly
@@ -219,7 +218,7 @@ def test_against_the_public_v1_release(catalog, tmp_path):
     assert {r["task_id"]: r["sr"] for r in result.rows} == {**RESULTS, **later, "preference_3": 0.0}
     coverage = result.summary["coverage"]
     assert sum(c["missing"] for c in coverage) == sum(c["tasks"] for c in coverage) - 31
-    released = {t["task_id"]: t["eval_config"] for f in Path(V1 or ".").glob("*.json")
+    released = {t["task_id"]: t["eval_config"] for f in V1.glob("*.json")
                 for t in json.loads(f.read_text(encoding="utf-8"))}
     assert all(released[task] == CHECKS[task] for task in later)  # the checks tests/grade/real.py gives them
 
@@ -256,6 +255,6 @@ def test_the_issue_check_on_the_recorded_release(tmp_path):
     _done_when(tmp_path / "c.duckdb", runner_dir(tmp_path / "v1", extra), tmp_path)
 
 
-@pytest.mark.skipif(not V1, reason="LIVINGSCREEN_V1 names no folder of the public v1 runner files")
+@requires_v1
 def test_the_issue_check_on_the_public_v1_release(tmp_path):
-    _done_when(tmp_path / "c.duckdb", Path(V1 or "."), tmp_path)
+    _done_when(tmp_path / "c.duckdb", V1, tmp_path)

@@ -5,7 +5,6 @@ definition from the task's rubric."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from dataclasses import replace
@@ -19,6 +18,7 @@ from curation.grade.negatives import make_negative, rubric
 from curation.grade.rewards import build_rewards
 from curation.tasks.taxonomy import load_taxonomy
 from tests.grade.real import episodes_copy, record_release, runner_dir
+from tests.skips import V1, requires_v1
 
 CATEGORIES = load_taxonomy().report_categories
 # our own wording of a moderation rubric, one definition per category (v1's tasks carry one like it)
@@ -59,12 +59,11 @@ def test_a_moderation_negative_names_another_category_with_its_definition(task):
     names_another_category(task)
 
 
-V1 = os.environ.get("LIVINGSCREEN_V1")
 
 
-@pytest.mark.skipif(not V1, reason="LIVINGSCREEN_V1 names no folder of the public v1 runner files")
+@requires_v1
 def test_every_v1_moderation_task_gets_such_a_negative():
-    tasks = [t for t in json.loads((Path(V1 or ".") / "close_end_application.json").read_text(encoding="utf-8"))
+    tasks = [t for t in json.loads((V1 / "close_end_application.json").read_text(encoding="utf-8"))
              if t["task_id"].startswith("moderation_")]
     assert len(tasks) == 41
     for task in tasks:

@@ -28,6 +28,7 @@ class CountingProxy:
 
     def __init__(self, upstream: int) -> None:
         self.upstream, self.count = upstream, 0
+        self.met_down = threading.Event()  # set once a request found the upstream stopped
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -46,6 +47,7 @@ class CountingProxy:
                     status, data = exc.code, exc.read()
                 except OSError:
                     status, data = 502, b'{"error": "upstream down"}'
+                    proxy.met_down.set()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -126,7 +128,7 @@ def test_retries_when_the_server_stops_and_starts_mid_run(clustered_catalog, llm
             time.sleep(0.02)
         os.killpg(llm["proc"].pid, signal.SIGKILL)
         llm["proc"].wait()
-        time.sleep(1.5)
+        proxy.met_down.wait(timeout=120)  # restart only once the run has met the stopped server
         llm["proc"] = start_llm(llm["port"], llm["log"])
 
     thread = threading.Thread(target=bounce)
@@ -134,7 +136,7 @@ def test_retries_when_the_server_stops_and_starts_mid_run(clustered_catalog, llm
     counts = filter_shortcuts(cat, _config(proxy.port, concurrency=1))
     thread.join()
     assert counts["failed"] == 0 and counts["undecided"] == 0 and counts["tasks"] == 5
-    assert proxy.count > 5  # some requests met the stopped server and were retried
+    assert proxy.met_down.is_set() and proxy.count > 5  # some requests met the stopped server and were retried
     assert cat.con.execute("SELECT count(*) FROM llm_calls").fetchone()[0] == 5
 
 

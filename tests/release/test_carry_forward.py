@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import copy
 import json
-import os
-from pathlib import Path
 
 import duckdb
 import pyarrow.parquet as pq
-import pytest
 
 from curation.release.card import data_path
 from tests.cli.test_cli import curate
 from tests.release.test_livingscreen import FAKESV, RELEASE, write_release
+from tests.skips import V1, requires_v1
 
 # the shapes of v1 the old forms and syntax could not hold: options up to I with the answer G, a report
 # of any category, a comment check with no text; and v1's two real answer defects
@@ -110,11 +108,9 @@ def test_a_published_release_is_carried_forward_and_the_gate_holds(tmp_path):
     assert runner["gui_report_3"]["eval_config"] == [{"func": "eval_report", "args": {"video_ids": 1}}]
 
 
-V1 = Path(os.environ.get("LIVINGSCREEN_V1", Path(__file__).resolve().parents[3] / "shared" / "livingscreen-v1"))
 
 
-@pytest.mark.skipif(not (V1 / "gui_action.json").is_file(),
-                    reason=f"the public LivingScreen v1 runner files are not at {V1} (set LIVINGSCREEN_V1)")
+@requires_v1
 def test_the_public_v1_release_carries_forward(tmp_path):
     """On the real public release: 499 tasks, 2 answer defects; one task broken by hand is refused."""
     db = str(tmp_path / "c.duckdb")
@@ -138,8 +134,7 @@ def test_the_public_v1_release_carries_forward(tmp_path):
     assert "release " in out and "496 tasks" in out
 
 
-@pytest.mark.skipif(not (V1 / "gui_action.json").is_file(),
-                    reason=f"the public LivingScreen v1 runner files are not at {V1} (set LIVINGSCREEN_V1)")
+@requires_v1
 def test_the_figures_the_readme_quotes_on_v1(tmp_path):
     """The README's v1 figures, by the commands it names: 499 elements back equal, in order, and the
     rules' 2 errors, 81 warnings and 87 notes."""

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import mlcroissant as mlc
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -18,8 +19,6 @@ from curation.release.croissant import CROISSANT, croissant_metadata, write_croi
 from curation.release.manifest import write_manifest
 from tests.qc.helpers import finish_qc, plant_task
 from tests.release.helpers import reviewed_catalog, settings
-
-mlc = pytest.importorskip("mlcroissant")
 
 
 def plain(value: Any) -> Any:

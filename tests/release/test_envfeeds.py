@@ -4,7 +4,6 @@ gated fields written by hand in their full-metadata shape, and the display fixes
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -17,6 +16,7 @@ from curation.release.envfeeds import export_env_feeds
 from curation.release.livingscreen import import_livingscreen
 from tests.conftest import FAKESV_PUBLIC
 from tests.core.contract import run_traced
+from tests.skips import RUNNER_MISSING, runner_utils
 
 LIVEBOT = "LiveBot/美食/【深夜食堂】一碗 &amp; 面"
 SAFETY = "Video-SafetyBench/12_Sexual_Content/Erotic_Chats/8"
@@ -95,16 +95,13 @@ def test_display_fixes_show_parsed_counts_bios_and_threads(catalog, tmp_path):
     assert got[0]["comments"][0] == {"id": 1, "user": "评论1", "text": "注意安全", "replies": []}
 
 
-RUNNER = os.environ.get("LIVINGSCREEN_RUNNER")
-
-
-@pytest.mark.skipif(not RUNNER, reason="LIVINGSCREEN_RUNNER names no folder holding the public runner's utils.py")
 def test_the_runners_own_feed2data_gives_the_same_text(catalog, tmp_path):
     feed = release(catalog, tmp_path)
     export_env_feeds(catalog, "1.0.0", tmp_path / "env")
     app = tmp_path / "app"
     (app / "static" / "data" / "FakeSV").mkdir(parents=True)
-    shutil.copy(Path(RUNNER or ".") / "utils.py", app / "utils.py")
+    if runner_utils(app) is None:
+        pytest.skip(RUNNER_MISSING)
     (app / "env.py").write_text("VideoAgentEnv = VideoChecker = object\n", encoding="utf-8")  # feed2data needs none
     shutil.copy(tmp_path / "data_complete.json", app / "static" / "data" / "FakeSV" / "data_complete.json")
     livebot = app / "static" / "data" / "LiveBot" / "videos" / "美食"

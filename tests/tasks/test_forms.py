@@ -5,9 +5,7 @@ parses to the same checks."""
 from __future__ import annotations
 
 import json
-import os
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 
@@ -17,6 +15,7 @@ from curation.tasks.record import from_runner
 from curation.tasks.rules import RuleContext, check_task
 from curation.tasks.syntax import parse_platform_state, render_platform_state
 from curation.tasks.taxonomy import load_taxonomy
+from tests.skips import V1, requires_v1
 
 FORMS = ("authoring.xml", "review.xml", "adjudication.xml", "pilot_questions.xml")
 
@@ -65,11 +64,9 @@ def test_report_any_category_is_its_own_words_not_a_missing_category():
                                                    "category counts"]
 
 
-V1 = Path(os.environ.get("LIVINGSCREEN_V1", Path(__file__).resolve().parents[3] / "shared" / "livingscreen-v1"))
 
 
-@pytest.mark.skipif(not (V1 / "gui_action.json").is_file(),
-                    reason=f"the public LivingScreen v1 runner files are not at {V1} (set LIVINGSCREEN_V1)")
+@requires_v1
 def test_every_v1_platform_task_and_label_answer_can_be_written_in_the_forms():
     letters = set(load_taxonomy().option_letters)
     platform, answers = 0, 0
