@@ -20,12 +20,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import polars as pl
 import pyarrow as pa
 
-from curation.core.catalog import MIGRATIONS, Catalog
-from curation.core.errors import CurationError, PrerequisiteError
+from curation.core.catalog import MIGRATIONS, Catalog, schema_version_of
+from curation.core.errors import PrerequisiteError
 from curation.qc.funnel import funnel_rows
 from curation.tasks.lifecycle import LATEST_STATES_SQL
 
@@ -35,21 +34,6 @@ def frame_of(table: pa.Table) -> pl.DataFrame:
     frame = pl.from_arrow(table, rechunk=False)
     assert isinstance(frame, pl.DataFrame)  # a Table always gives a frame; a bare array would give a Series
     return frame
-
-
-def schema_version_of(path: Path) -> int:
-    """The catalog file's schema version, read without changing the file (0: no catalog schema in it)."""
-    try:
-        con = duckdb.connect(str(path), read_only=True)
-    except duckdb.Error as exc:
-        raise CurationError(f"catalog {path} cannot be opened: {str(exc).splitlines()[0]}") from None
-    try:
-        if not con.execute("SELECT count(*) FROM information_schema.tables "
-                           "WHERE table_name = 'schema_migrations'").fetchone()[0]:
-            return 0
-        return int(con.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()[0])
-    finally:
-        con.close()
 
 
 class CatalogReader:
@@ -74,8 +58,8 @@ class CatalogReader:
                                     "not made by `curate`")
         if version < len(MIGRATIONS):
             raise PrerequisiteError(f"catalog {self.path} has schema version {version}, this toolkit reads "
-                                    f"{len(MIGRATIONS)}: run `curate --catalog {self.path} status` once to migrate it "
-                                    "(this API never writes the file)")
+                                    f"{len(MIGRATIONS)}: run `curate --catalog {self.path} migrate` once to bring "
+                                    "it up to date (this API never writes the file)")
 
     @contextmanager
     def _open(self) -> Iterator[Catalog]:

@@ -71,6 +71,29 @@ def describe() -> None:
         typer.echo(stage.describe(counts))
 
 
+@app.command()
+def schema(markdown: Annotated[bool, typer.Option(help="Print docs/schema.md's Markdown.")] = False) -> None:
+    """Every table and view of the catalog with its key and the description of it and of each column."""
+    from curation.core.schema import read_schema, schema_markdown, schema_text
+
+    with open_catalog(read_only=True) as cat:
+        docs, version = read_schema(cat), cat.schema_version
+    typer.echo(schema_markdown(docs, version) if markdown else schema_text(docs))
+
+
+@app.command()
+def migrate() -> None:
+    """Bring a catalog made by an older version up to the current schema (read-only commands never do)."""
+    from curation.core.catalog import schema_version_of
+
+    path = catalog_path()
+    before = schema_version_of(path) if path.exists() else None
+    with open_catalog() as cat:
+        after = cat.schema_version
+    typer.echo(f"catalog {path}: schema version {before} -> {after}" if before != after
+               else f"catalog {path}: schema version {after}, already up to date")
+
+
 @app.command("config")
 def show_config(
     defaults: Annotated[bool, typer.Option(help="The built-in defaults, ignoring files and environment.")] = False,

@@ -240,11 +240,13 @@ def test_a_missing_file_a_typo_and_an_old_catalog_are_refused_clearly(curated, t
     cat.con.close()
     before = digest(old)
     with pytest.raises(PrerequisiteError, match=re.escape(
-            f"schema version 16, this toolkit reads {len(MIGRATIONS)}: run `curate --catalog {old} status`")):
+            f"schema version 16, this toolkit reads {len(MIGRATIONS)}: run `curate --catalog {old} migrate`")):
         curation.api.open(old)
     assert digest(old) == before  # refused, not migrated behind the user's back
-    out = curate("--catalog", str(old), "status")  # the command the message names
-    assert out.returncode == 0, out.stderr
+    status = curate("--catalog", str(old), "status")  # a read-only command refuses too, naming the same command
+    assert status.returncode == 1 and f"curate --catalog {old} migrate" in status.stderr and digest(old) == before
+    out = curate("--catalog", str(old), "migrate")  # the command the message names
+    assert out.returncode == 0 and f"schema version 16 -> {len(MIGRATIONS)}" in out.stdout, out.stderr
     assert curation.api.open(old).tasks().height == 0
 
 

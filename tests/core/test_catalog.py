@@ -11,6 +11,7 @@ import duckdb
 import pytest
 
 from curation.core.catalog import MIGRATIONS, Catalog
+from curation.core.errors import PrerequisiteError
 from tests.conftest import ROOT
 
 MIGRATION_HASHES = ROOT / "tests/core/migration_hashes.json"  # sha256 of each released migration's text
@@ -40,7 +41,12 @@ def _old_catalog(path) -> None:
 def test_a_previous_version_catalog_is_migrated_with_its_data(tmp_path):
     path = tmp_path / "old.duckdb"
     _old_catalog(path)
-    with Catalog(path, read_only=True) as cat:  # `curate status` first: migrated, then read
+    before = path.read_bytes()
+    with pytest.raises(PrerequisiteError, match=f"schema version {PREVIOUS}, this toolkit reads {len(MIGRATIONS)}: "
+                       f"run `curate --catalog {path} migrate`"):
+        Catalog(path, read_only=True)  # a read-only open never writes: it names the command that migrates
+    assert path.read_bytes() == before
+    with Catalog(path) as cat:
         assert cat.schema_version == len(MIGRATIONS) and cat.scalar("SELECT count(*) FROM rejects") == 1
     with Catalog(path) as cat:
         assert cat.schema_version == len(MIGRATIONS)
@@ -131,7 +137,7 @@ def test_a_released_migration_keeps_the_text_it_ran_with():
 
 def test_every_migration_is_sql_text_in_the_source():
     """Text written out, not built by code that can change later (a function, an f-string, a format call)."""
-    tree = ast.parse((ROOT / "curation/core/catalog.py").read_text(encoding="utf-8"))
+    tree = ast.parse((ROOT / "curation/core/migrations.py").read_text(encoding="utf-8"))
     (listing,) = [node.value for node in ast.walk(tree)
                   if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", None) == "MIGRATIONS"]
     assert isinstance(listing, ast.List) and len(listing.elts) == len(MIGRATIONS)
