@@ -37,7 +37,8 @@ def status_report(cat: Catalog) -> Group:
     for row in cat.rows("SELECT run_id, status, started_at, counts, error FROM runs "
                         "ORDER BY started_at DESC LIMIT 10"):
         counts = json.loads(row["counts"] or "{}")
-        brief = ", ".join(f"{k}={v}" for k, v in counts.items() if isinstance(v, int | float))
+        # a running batched stage notes how far it got ("progress": "12/70") after each batch it wrote
+        brief = ", ".join(f"{k}={v}" for k, v in counts.items() if isinstance(v, int | float) or k == "progress")
         runs.add_row(row["run_id"], row["status"], f"{row['started_at']:%Y-%m-%d %H:%M:%S}", brief)
         if row["error"]:
             failures.append(Text(f"{row['run_id']} {row['status']}: {row['error']}"))

@@ -21,6 +21,7 @@ from typing import Any
 import duckdb
 
 from curation import __version__
+from curation.core import lock
 from curation.core.errors import CurationError, PrerequisiteError
 from curation.core.migrations import MIGRATIONS
 
@@ -60,6 +61,12 @@ def code_version() -> str:
         return __version__
 
 
+def interrupted_query(exc: BaseException) -> bool:
+    """DuckDB's own word for a query that Ctrl-C stopped (it reports SIGINT as an error of its own)."""
+    return isinstance(exc, duckdb.InterruptException) or (
+        isinstance(exc, RuntimeError) and str(exc) == "Query interrupted")
+
+
 def now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
@@ -67,7 +74,7 @@ def now() -> datetime:
 def schema_version_of(path: Path) -> int:
     """The catalog file's schema version, read without changing the file (0: no catalog schema in it)."""
     try:
-        con = duckdb.connect(str(path), read_only=True)
+        con = lock.connect(path, read_only=True)
     except duckdb.Error as exc:
         raise CurationError(f"catalog {path} cannot be opened: {str(exc).splitlines()[0]}") from None
     try:
@@ -84,6 +91,7 @@ class Catalog:
 
     # run before every COMMIT of an outermost transaction (the stage runner's key checks)
     before_commit: tuple[Callable[[], None], ...] = ()
+    read_only: bool = False
 
     def __init__(self, path: Path | str, read_only: bool = False) -> None:
         self.path = Path(path)
@@ -101,14 +109,43 @@ class Catalog:
                                     f"{len(MIGRATIONS)}: run `curate --catalog {self.path} migrate` once to bring "
                                     "it up to date")
 
-    def _connect(self, read_only: bool) -> duckdb.DuckDBPyConnection:
-        try:
-            return duckdb.connect(str(self.path), read_only=read_only)
-        except duckdb.IOException as exc:
-            raise CurationError(f"catalog {self.path} cannot be opened: {str(exc).splitlines()[0]}") from None
+    def _connect(self, read_only: bool, wait_s: float = lock.WAIT_S) -> duckdb.DuckDBPyConnection:
+        self.read_only = read_only
+        return lock.connect(self.path, read_only, wait_s)
 
     def close(self) -> None:
         self.con.close()
+        if not self.read_only:
+            lock.clear_holder(self.path)
+
+    def note_holder(self, **fields: Any) -> None:
+        """Tell whoever waits for this catalog what holds it (the stage, its run, how far it got)."""
+        if not self.read_only:
+            lock.note_holder(self.path, **fields)
+
+    @contextmanager
+    def released(self) -> Iterator[None]:
+        """Let go of the file for the length of the block (a stage computing between batches), so that
+        other commands can read it; take it back afterwards, waiting while a reader holds it. Inside a
+        transaction, or read-only, the block runs holding the file as before."""
+        if self._depth or self.read_only:
+            yield
+            return
+        said = lock.read_holder(self.path) or {}
+        self.close()
+        try:
+            yield
+        finally:
+            pressed = False
+            while True:  # the catalog is taken back even when Ctrl-C lands while it is being taken
+                try:
+                    self.con = self._connect(False, wait_s=lock.TAKE_BACK_WAIT_S)
+                    break
+                except KeyboardInterrupt:
+                    pressed = True
+            self.note_holder(**{k: v for k, v in said.items() if k in ("stage", "run_id", "progress")})
+            if pressed:
+                raise KeyboardInterrupt
 
     def __enter__(self) -> Catalog:
         return self

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from curation.core.catalog import UNIQUE_KEYS, Catalog, code_version, now
+from curation.core.catalog import UNIQUE_KEYS, Catalog, code_version, interrupted_query, now
 from curation.core.errors import CurationError
 from curation.core.executor import Resources
 from curation.core.keys import refuse_duplicates
@@ -60,8 +60,29 @@ class StageRun:
         assert self.catalog is not None, f"{self.stage}: no catalog in a dry run"
         return self.catalog
 
-    def progress(self, items: Iterable[T], description: str, total: int | None = None) -> Iterator[T]:
+    def progress(self, items: Iterable[T], description: str, total: int | None = None, *,
+                 let_go: bool = False) -> Iterator[T]:
+        """`items` with a progress bar. With `let_go` (a batched stage whose items are computed lazily and
+        need no catalog) the catalog is let go while each next item is computed, so that other commands can
+        read it, and the run's row shows how far it got after each item the stage has written."""
+        if let_go and self.catalog is not None and not self.dry_run:
+            items = self._letting_go(items, total)
         return progress(items, description, total)
+
+    def _letting_go(self, items: Iterable[T], total: int | None) -> Iterator[T]:
+        iterator, done = iter(items), 0
+        while True:
+            with self.db.released():
+                try:
+                    item = next(iterator)
+                except StopIteration:
+                    return
+            yield item  # the stage writes it, holding the catalog
+            done += 1
+            progress_text = f"{done:,}/{total:,}" if total else f"{done:,}"
+            self.db.con.execute("UPDATE runs SET counts = ? WHERE run_id = ?",
+                                [_json({**self.counts, "progress": progress_text}), self.run_id])
+            self.db.note_holder(progress=progress_text)
 
     def clear_rejects(self, *, record_id: str) -> None:
         """Forget this stage's earlier reject of a record (it is being judged again)."""
@@ -115,6 +136,8 @@ class Stage:
                                 [self.name])
             catalog.insert("runs", {"run_id": run.run_id, "stage": self.name, "params": "{}",
                                     "code_version": code_version(), "started_at": now(), "status": "running"})
+        if not outer:
+            catalog.note_holder(stage=self.name, run_id=run.run_id, progress=None)
         try:
             if self.batched or outer:
                 result = _work_keeping_keys(self, run, *args, **kwargs)
@@ -124,18 +147,27 @@ class Stage:
                     result = _work_keeping_keys(self, run, *args, **kwargs)
                     self._close(run, "ok")
         except KeyboardInterrupt:
-            if not outer:
-                self._close(run, "interrupted", "stopped by the user")
-                INTERRUPTED_RUNS.append(str(run.run_id))
+            self._interrupted(run, outer)
             raise
         except Exception as exc:  # recorded, then raised on unchanged
+            if interrupted_query(exc):  # Ctrl-C that landed inside a DuckDB query
+                self._interrupted(run, outer)
+                raise KeyboardInterrupt from exc
             if not outer:
                 self._close(run, "failed", f"{type(exc).__name__}: {exc}"[:2000], traceback.format_exc()[-20000:])
                 if not isinstance(exc, CurationError):  # a bug: say where its traceback is kept
                     exc.add_note(f"{FAILED_RUN_NOTE} {catalog.path}: runs.traceback of run {run.run_id} "
                                  f"(stage {self.name}, failed)")
             raise
+        finally:
+            if not outer:
+                catalog.note_holder(stage=None, run_id=None, progress=None)
         return result
+
+    def _interrupted(self, run: StageRun, outer: bool) -> None:
+        if not outer:
+            self._close(run, "interrupted", "stopped by the user")
+            INTERRUPTED_RUNS.append(str(run.run_id))
 
     @staticmethod
     def _close(run: StageRun, status: str, error: str | None = None, trace: str | None = None) -> None:

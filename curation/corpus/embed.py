@@ -141,7 +141,8 @@ def embed_keyword_sets(run: StageRun, config: EmbeddingConfig, embedder: Embedde
                                  gpu_capable=config.model.startswith("sentence-transformers:"))
     results = map_tables(work, batches, executor, resources)
     if executor.kind == "local":
-        for done in run.progress(results, f"embed {len(todo):,} texts", len(batches)):
+        # the catalog is let go while each batch is encoded: `curate status` and readers get in between
+        for done in run.progress(results, f"embed {len(todo):,} texts", len(batches), let_go=True):
             merge(done)
     elif batches:
         # one transaction for the whole job, so that a killed job leaves the catalog as it was,

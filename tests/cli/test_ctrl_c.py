@@ -61,7 +61,7 @@ def test_ctrl_c_during_embed_names_the_run_and_a_rerun_finishes(embedded_catalog
     assert proc.poll() is None, "the embed ended before it could be stopped: " + "".join(seen)
     code, lines = _ctrl_c(proc)
     run = _latest_run(db, "embed")
-    assert code == 130 and (run["status"], run["error"]) == ("interrupted", "stopped by the user")
+    assert code == 130 and (run["status"], run["error"]) == ("interrupted", "stopped by the user"), lines
     assert lines[-1] == f"error: stopped by the user (run {run['run_id']} interrupted; re-run to finish)", lines
     assert not [line for line in lines if "Traceback" in line or "KeyboardInterrupt" in line], lines
     with duckdb.connect(str(db), read_only=True) as con:

@@ -54,9 +54,16 @@ def run_traced(cat: Catalog, stage: str, call: Callable[[], Any], seen: set[str]
     before = fingerprints(cat)
     tracer = TracingConnection(cat.con)
     cat.con = tracer  # type: ignore[assignment]
+
+    def connect_traced(*args: Any, **kwargs: Any) -> Any:  # a stage that lets go of the file reconnects
+        tracer._con = Catalog._connect(cat, *args, **kwargs)
+        return tracer
+
+    cat._connect = connect_traced  # type: ignore[method-assign]
     try:
         result = call()
     finally:
+        del cat._connect
         cat.con = tracer._con
     after = fingerprints(cat)
     allowed = set(declared.reads) | set(declared.writes) | RUNNER_TABLES
