@@ -9,7 +9,6 @@ from __future__ import annotations
 import signal
 import sys
 import threading
-import traceback
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Annotated, Any
@@ -94,7 +93,7 @@ def report_bug(kind: type[BaseException], exc: BaseException, trace: TracebackTy
     if STATE.get("debug") or not kept or not isinstance(exc, Exception):
         sys.__excepthook__(kind, exc, trace)
         return
-    summary = traceback.format_exception_only(kind, exc)[0].strip().splitlines()[0]
+    summary = f"{kind.__name__}: {exc}".splitlines()[0]  # the class's own name, wherever it is defined
     print(f"error: unexpected {summary} (a bug, not bad input)\n  {kept[0]}\n"
           "  `curate --debug ...` prints it here", file=sys.stderr)
 

@@ -32,8 +32,10 @@ class PrerequisiteError(CurationError):
     """A stage that needs another stage's output first ("run `curate embed` first")."""
 
 
-class DuplicateKeyError(CurationError):
-    """A run would leave a key twice in a catalog table; the message names the table, the key and the value."""
+class DuplicateKeyError(Exception):
+    """A run would leave a key twice in a catalog table; the message names the table, the key and the value.
+    Not a `CurationError`: a stage that writes a key twice has a bug (bad input is a reject, never a second
+    row), so the run fails with its traceback kept and the command line says it is a bug."""
 
 
 class FeedError(CurationError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from curation.core.catalog import Catalog
+from curation.core.config import IngestConfig
 from curation.core.errors import InputError, UsageError
 from curation.core.stage import StageRun, stage
 from curation.ingest import fakesv, kuairec, livebot
@@ -35,7 +36,7 @@ def check_arguments(adapter: str, path: Path, mapping: Path | None = None, max_f
        writes=("videos", "comments", "rejects"), summary="public corpora into the catalog, bad records rejected",
        check=check_arguments)
 def ingest_corpus(run: StageRun, adapter: str, path: Path, mapping: Path | None = None,
-                  max_field_bytes: int = 1_048_576, columnar: bool = True) -> IngestResult:
+                  max_field_bytes: int = IngestConfig().max_field_bytes, columnar: bool = True) -> IngestResult:
     run.params.update(adapter=adapter, path=str(path), max_field_bytes=max_field_bytes)
     if adapter == "fakesv":
         source, records = fakesv.SOURCE, fakesv.read_fakesv(path)
@@ -55,7 +56,7 @@ def ingest_corpus(run: StageRun, adapter: str, path: Path, mapping: Path | None 
 
 
 def ingest_path(catalog: Catalog | None, adapter: str, path: Path, *, mapping: Path | None = None,
-                max_field_bytes: int = 1_048_576, columnar: bool = True) -> IngestResult:
+                max_field_bytes: int = IngestConfig().max_field_bytes, columnar: bool = True) -> IngestResult:
     """Ingest `path` with `adapter`; `catalog=None` validates and counts only. `columnar=False`
     reads a JSON Lines corpus record by record (the reference path; same result, slower)."""
     return ingest_corpus(catalog, adapter, path, mapping, max_field_bytes, columnar)

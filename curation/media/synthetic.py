@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from curation.core.config import MediaConfig
+from curation.core.config import IngestConfig, MediaConfig
 from curation.core.errors import InputError, MediaError, UsageError
 from curation.core.stage import StageRun, stage
 from curation.ingest.load import IngestResult, merge_records
@@ -48,7 +48,7 @@ def register_synthetic(run: StageRun, root: Path, generator: str, config: MediaC
     run.params.update(path=str(root), generator=generator)
     suffixes = tuple(s.lower() for s in config.suffixes)
     result = merge_records(run, SOURCE, synthetic_records(root, generator, suffixes), file_key=root.name,
-                           max_field_bytes=1 << 20)
+                           max_field_bytes=IngestConfig().max_field_bytes)
     catalog.con.execute("""
         DELETE FROM media_files WHERE video_id IN (
             SELECT video_id FROM videos WHERE source = ? AND native_id LIKE ? || '/%')""", [SOURCE, generator])

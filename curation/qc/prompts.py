@@ -89,14 +89,32 @@ def parse_platform_answer(text: str | None) -> dict[str, Any] | str:
         return UNPARSED
     try:
         data = json.loads(match.group(0))
-        return {
-            "like": sorted({int(p) - 1 for p in data.get("like") or []}),
-            "collect": sorted({int(p) - 1 for p in data.get("collect") or []}),
-            "report": sorted({(int(r["video"]) - 1, str(r.get("category") or ""))
-                              for r in data.get("report") or []}),
-        }
-    except (ValueError, TypeError, KeyError, AttributeError, json.JSONDecodeError):
+    except json.JSONDecodeError:
         return UNPARSED
+    # the model's JSON is checked for its shape here, so that a bug below is a bug, never "unparsed"
+    if not isinstance(data, dict):
+        return UNPARSED
+    marks = {key: data.get(key) or [] for key in ("like", "collect")}
+    reports = data.get("report") or []
+    if not all(isinstance(v, list) and all(map(_is_position, v)) for v in marks.values()) or not (
+            isinstance(reports, list) and all(isinstance(r, dict) and _is_position(r.get("video")) for r in reports)):
+        return UNPARSED
+    return {
+        "like": sorted({int(p) - 1 for p in marks["like"]}),
+        "collect": sorted({int(p) - 1 for p in marks["collect"]}),
+        "report": sorted({(int(r["video"]) - 1, str(r.get("category") or "")) for r in reports}),
+    }
+
+
+def _is_position(value: Any) -> bool:
+    """A 1-based video position as a model may write it: 3, 3.0 or "3"."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    if isinstance(value, float):
+        return value.is_integer()
+    return isinstance(value, str) and value.strip().isdecimal()
 
 
 def platform_truth(eval_config: list[dict[str, Any]]) -> dict[str, Any] | None:

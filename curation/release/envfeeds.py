@@ -92,13 +92,20 @@ def source_records(catalog: Catalog, video_ids: list[str]) -> dict[str, dict[str
             with path.open("rb") as handle:
                 for number, raw in enumerate(handle, start=1):  # numbered as ingest numbers them (readers.py)
                     if number in lines:
-                        record = json.loads(raw)
                         video_id, native = lines[number]
+                        record = _json_line(raw)  # a line that no longer parses leaves out its video alone
                         if isinstance(record, dict) and str(record.get("video_id")) == native:
                             out[video_id] = record
-        except (OSError, ValueError):
+        except OSError:  # the file is gone or unreadable: its videos are counted as read from the catalog
             continue
     return out
+
+
+def _json_line(raw: bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
 
 
 def runner_video(position: int, video_id: str, record: dict[str, Any] | None, catalog: Catalog,
