@@ -72,13 +72,13 @@ _UNCHECKED = {
 def unchecked_load(corpus: Path, db: Path, fingerprint: bool, line_refs: bool) -> float:
     """Seconds DuckDB alone takes to write MAPPING's catalog rows of `corpus` to a new file."""
     columns = ", ".join(f"{_UNCHECKED.get(c, 'NULL')} AS {c}" for c in VIDEO_COLUMNS
-                        if c not in ("raw_ref", "ingest_run", "extra", "record_hash"))
+                        if c not in ("raw_ref", "run_id", "extra", "record_hash"))
     ref = "'corpus.jsonl:' || row_number() OVER ()" if line_refs else "NULL"
     hashed = record_hash_expr("r", extra="NULL") if fingerprint else "NULL"
     t0 = time.perf_counter()
     con = duckdb.connect(str(db))
     con.execute("SET preserve_insertion_order = false")  # as the toolkit's ingest sets it
-    con.execute(f"""CREATE TABLE videos AS SELECT r.*, {ref} AS raw_ref, 'ingest-bench' AS ingest_run,
+    con.execute(f"""CREATE TABLE videos AS SELECT r.*, {ref} AS raw_ref, 'ingest-bench' AS run_id,
                     {hashed} AS record_hash
                     FROM (SELECT {columns} FROM read_json(?, format = 'newline_delimited')) r""", [str(corpus)])
     con.close()

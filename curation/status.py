@@ -120,7 +120,7 @@ def explain_record(cat: Catalog, record_id: str) -> str | None:
             UNION SELECT run_id FROM media_files WHERE video_id = $v
             UNION SELECT run_id FROM media_probes WHERE video_id = $v
             UNION SELECT run_id FROM media_outputs WHERE video_id = $v""", {"v": record_id}).fetchall()
-        run_ids = {video["ingest_run"], *(r[0] for r in touched)}
+        run_ids = {video["run_id"], *(r[0] for r in touched)}
         feeds = cat.con.execute("SELECT feed_id, max(version) FROM feeds WHERE list_contains(video_feed, ?) "
                                 "GROUP BY 1 ORDER BY 1", [record_id]).fetchall()
         if feeds:

@@ -37,8 +37,8 @@ class UniqueKey:
 # Keys that hold without a constraint, because migration 16 dropped these for speed. The stage runner
 # refuses a run that leaves one of them twice in a table it writes (curation/core/keys.py).
 UNIQUE_KEYS: dict[str, UniqueKey] = {
-    "videos": UniqueKey(("video_id",), run_column="ingest_run"),
-    "comments": UniqueKey(("video_id", "comment_id"), run_column="ingest_run"),
+    "videos": UniqueKey(("video_id",), run_column="run_id"),
+    "comments": UniqueKey(("video_id", "comment_id"), run_column="run_id"),
 }
 
 

@@ -370,4 +370,431 @@ MIGRATIONS: list[str] = [
                                    QUALIFY seq = max(seq) OVER (PARTITION BY task_id, task_version)) d
       ON d.task_id = v.task_id AND d.task_version = v.task_version AND d.config_sha256 = v.config_sha256;
     """,
+    """
+    -- one name for the column naming the run that wrote a row: run_id
+    ALTER TABLE videos RENAME COLUMN ingest_run TO run_id;
+    ALTER TABLE comments RENAME COLUMN ingest_run TO run_id;
+    ALTER TABLE shortcut_configs RENAME COLUMN first_run_id TO run_id;
+    -- a description of every table, view and column, kept in the catalog itself (`curate schema`)
+    COMMENT ON TABLE audit_flags IS
+        'One auditor''s observation verdict on one graded episode (grade audit import): under- or over-observed.';
+    COMMENT ON COLUMN audit_flags.release IS 'The release version the episode was graded against.';
+    COMMENT ON COLUMN audit_flags.model IS 'The model (agent) whose episode this is.';
+    COMMENT ON COLUMN audit_flags.task_id IS 'The task the episode played.';
+    COMMENT ON COLUMN audit_flags.position IS 'Which of the auditor''s answers on this episode (0 = the first).';
+    COMMENT ON COLUMN audit_flags.under_observed IS
+        'The auditor found the agent answered or acted before watching enough.';
+    COMMENT ON COLUMN audit_flags.over_observed IS
+        'The auditor found the agent watched far more than the task needed.';
+    COMMENT ON COLUMN audit_flags.auditor IS 'The person who audited, by name.';
+    COMMENT ON COLUMN audit_flags.ls_task_id IS 'The Label Studio task the audit was answered on.';
+    COMMENT ON COLUMN audit_flags.annotation_sha256 IS
+        'Hash of the Label Studio answer, to notice an edited answer on re-import.';
+    COMMENT ON COLUMN audit_flags.run_id IS 'The run (runs.run_id) that wrote this row.';
+    COMMENT ON COLUMN audit_flags.created_at IS 'When the row was written (UTC).';
+    COMMENT ON TABLE calibration_answers IS
+        'An annotator''s answer to one pilot question in a calibration round (qc calibrate import).';
+    COMMENT ON COLUMN calibration_answers.round IS 'The calibration round''s name.';
+    COMMENT ON COLUMN calibration_answers.item IS 'The pilot question within the round.';
+    COMMENT ON COLUMN calibration_answers.annotator IS 'The person who answered, by name.';
+    COMMENT ON COLUMN calibration_answers.tier IS 'The task tier (L1, L2, L3) the annotator chose.';
+    COMMENT ON COLUMN calibration_answers.subcategory IS 'The sub-category the annotator chose.';
+    COMMENT ON COLUMN calibration_answers.answer IS 'The answer the annotator gave.';
+    COMMENT ON COLUMN calibration_answers.instruction IS
+        'The instruction the annotator wrote, if the question asked for one.';
+    COMMENT ON COLUMN calibration_answers.ls_annotation_id IS 'The Label Studio annotation this row was read from.';
+    COMMENT ON COLUMN calibration_answers.annotation_sha256 IS
+        'Hash of the Label Studio answer, to notice an edited answer on re-import.';
+    COMMENT ON COLUMN calibration_answers.run_id IS 'The run (runs.run_id) that wrote this row.';
+    COMMENT ON COLUMN calibration_answers.created_at IS 'When the row was written (UTC).';
+    COMMENT ON TABLE cluster_members IS 'Which cluster each video fell in, per cluster run.';
+    COMMENT ON COLUMN cluster_members.run_id IS 'The cluster run (runs.run_id) this membership belongs to.';
+    COMMENT ON COLUMN cluster_members.video_id IS 'The video (videos.video_id).';
+    COMMENT ON COLUMN cluster_members.cluster_id IS 'The cluster within the run; -1 is noise (no cluster).';
+    COMMENT ON COLUMN cluster_members.probability IS
+        'HDBSCAN''s membership strength of the video in its cluster (0-1).';
+    COMMENT ON TABLE clusters IS 'One cluster of videos found by a cluster run, with its summary.';
+    COMMENT ON COLUMN clusters.run_id IS 'The cluster run (runs.run_id) that found the cluster.';
+    COMMENT ON COLUMN clusters.cluster_id IS 'The cluster''s number within its run.';
+    COMMENT ON COLUMN clusters.size IS 'How many videos the cluster holds.';
+    COMMENT ON COLUMN clusters.top_keywords IS
+        'The keywords most frequent among the cluster''s videos, most frequent first.';
+    COMMENT ON COLUMN clusters.medoid_video IS 'The video nearest the cluster''s centre.';
+    COMMENT ON COLUMN clusters.mean_similarity IS
+        'Mean cosine similarity of the members'' vectors to the cluster''s centre.';
+    COMMENT ON TABLE comments IS 'A comment (or reply) on a video as the corpus gave it.';
+    COMMENT ON COLUMN comments.comment_id IS
+        'The comment''s id: the corpus''s own, or one derived from its position when the corpus has none.';
+    COMMENT ON COLUMN comments.video_id IS 'The video commented on (videos.video_id).';
+    COMMENT ON COLUMN comments.parent_id IS 'The comment this one replies to, or NULL for a top-level comment.';
+    COMMENT ON COLUMN comments.author IS 'The commenter''s name as the corpus gave it.';
+    COMMENT ON COLUMN comments.text IS 'The comment''s text.';
+    COMMENT ON COLUMN comments.like_count IS 'Likes on the comment, when the corpus has them.';
+    COMMENT ON COLUMN comments.time_s IS
+        'For live-stream comments (danmaku): the second of the video it was sent at.';
+    COMMENT ON COLUMN comments.created_at IS 'When the comment was posted, when the corpus says.';
+    COMMENT ON TABLE decisions IS
+        'The group''s decision on an escalated task version (qc adjudicate import): keep, delete or revise.';
+    COMMENT ON COLUMN decisions.task_id IS 'The task decided on.';
+    COMMENT ON COLUMN decisions.task_version IS 'The version of the task decided on.';
+    COMMENT ON COLUMN decisions.decision IS 'keep, delete or revise.';
+    COMMENT ON COLUMN decisions.delete_reasons IS 'For a delete: the reasons the group ticked.';
+    COMMENT ON COLUMN decisions.note IS 'The group''s free-text note.';
+    COMMENT ON COLUMN decisions.decided_by IS 'The group member who submitted the decision, by name.';
+    COMMENT ON COLUMN decisions.revised_version IS 'For a revise: the task version the revision created.';
+    COMMENT ON COLUMN decisions.ls_task_id IS 'The Label Studio task the decision was made on.';
+    COMMENT ON COLUMN decisions.ls_annotation_id IS 'The Label Studio annotation this row was read from.';
+    COMMENT ON COLUMN decisions.annotation_sha256 IS
+        'Hash of the Label Studio answer, to notice an edited answer on re-import.';
+    COMMENT ON COLUMN decisions.run_id IS 'The run (runs.run_id) that wrote this row.';
+    COMMENT ON COLUMN decisions.created_at IS 'When the row was written (UTC).';
+    COMMENT ON TABLE embeddings IS
+        'A cached embedding of one text by one model; a text is never encoded twice by the same model.';
+    COMMENT ON COLUMN embeddings.model_id IS 'The embedding model''s id (the [embedding] model setting).';
+    COMMENT ON COLUMN embeddings.text_sha256 IS 'sha256 of the embedded text (keyword_sets.text_sha256).';
+    COMMENT ON COLUMN embeddings.vector IS 'The normalised embedding vector.';
+    COMMENT ON COLUMN embeddings.run_id IS 'The run (runs.run_id) that wrote this row.';
+    COMMENT ON TABLE episode_grades IS 'One graded episode of one model on one task of a release (curate grade).';
+    COMMENT ON COLUMN episode_grades.release IS 'The release version graded against.';
+    COMMENT ON COLUMN episode_grades.model IS 'The model (agent) that played the episode.';
+    COMMENT ON COLUMN episode_grades.task_id IS 'The task played.';
+    COMMENT ON COLUMN episode_grades.log_path IS 'The runner''s log.json the grade was read from.';
+    COMMENT ON COLUMN episode_grades.tier IS 'The task''s tier (L1, L2, L3).';
+    COMMENT ON COLUMN episode_grades.subcategory IS 'The task''s sub-category.';
+    COMMENT ON COLUMN episode_grades.eval_type IS
+        'How the task is judged: label (an answer) or platform (the app''s state).';
+    COMMENT ON COLUMN episode_grades.sr IS 'Success (1.0 or 0.0) as the toolkit grades it.';
+    COMMENT ON COLUMN episode_grades.sr_from IS
+        'Where the success came from: the recorded or rebuilt state, the answer, or the result the runner logged.';
+    COMMENT ON COLUMN episode_grades.public_sr IS 'Success by the public runner''s own rule on the same evidence.';
+    COMMENT ON COLUMN episode_grades.logged_result IS 'The result the runner wrote in its log, when it did.';
+    COMMENT ON COLUMN episode_grades.ns IS 'Number of steps (tool calls) the agent took.';
+    COMMENT ON COLUMN episode_grades.invalid_calls IS 'Tool calls that did not parse or fit their tool.';
+    COMMENT ON COLUMN episode_grades.watch_s IS 'Seconds of video the agent watched through watch calls.';
+    COMMENT ON COLUMN episode_grades.runtime_s IS 'The feed''s total video runtime in seconds.';
+    COMMENT ON COLUMN episode_grades.wr IS 'Watch ratio: watched seconds over the feed''s runtime.';
+    COMMENT ON COLUMN episode_grades.progress IS 'Share of the task''s checks that held at the end.';
+    COMMENT ON COLUMN episode_grades.answer IS 'The first answer the agent gave (label tasks).';
+    COMMENT ON COLUMN episode_grades.answered_differently IS
+        'The agent gave more than one different answer (the first counts).';
+    COMMENT ON COLUMN episode_grades.state_disagrees IS
+        'The toolkit''s state, graded by the runner''s rule, differs from the runner''s logged result.';
+    COMMENT ON COLUMN episode_grades.index0_disagrees IS
+        'The runner''s index-0 miss: an extra action on video 0 its checks do not see.';
+    COMMENT ON COLUMN episode_grades.watched IS 'Per video of the feed: seconds the agent watched it.';
+    COMMENT ON COLUMN episode_grades.buckets IS 'Observation buckets per target video (under, enough, over).';
+    COMMENT ON COLUMN episode_grades.steps IS 'Turns the episode took.';
+    COMMENT ON COLUMN episode_grades.run_id IS 'The run (runs.run_id) that wrote this row.';
+    COMMENT ON COLUMN episode_grades.state_unknown IS
+        'Why the platform state could not be rebuilt from the log, or NULL when it could.';
+    COMMENT ON COLUMN episode_grades.defective IS
+        'The task rules'' errors on this task, or NULL: such episodes are left out of summaries unless asked for.';
+    COMMENT ON TABLE feeds IS
+        'A feed: an anchor cluster''s videos plus unrelated distractors, shuffled; each edit is a new version.';
+    COMMENT ON COLUMN feeds.feed_id IS 'The feed''s stable id.';
+    COMMENT ON COLUMN feeds.version IS 'The feed''s version: 1 as built, one more for each edit.';
+    COMMENT ON COLUMN feeds.anchor_cluster IS
+        'The cluster (clusters.cluster_id) the feed''s keyword videos come from.';
+    COMMENT ON COLUMN feeds.cluster_run IS 'The cluster run (runs.run_id) whose clusters the feed was built from.';
+    COMMENT ON COLUMN feeds.keyword_videos IS 'The anchor cluster''s videos in the feed.';
+    COMMENT ON COLUMN feeds.other_videos IS 'The unrelated distractor videos in the feed.';
+    COMMENT ON COLUMN feeds.video_feed IS 'Every video of the feed in the order the app shows them.';
+    COMMENT ON COLUMN feeds.ratio IS 'Distractors over keyword videos (0.5 to 2.0 when built).';
+    COMMENT ON COLUMN feeds.seed IS 'The random seed the feed was built and shuffled with.';
+    COMMENT ON COLUMN feeds.run_id IS 'The run (runs.run_id) that wrote this row.';
+    COMMENT ON COLUMN feeds.total_runtime_s IS 'Sum of the feed''s video durations in seconds, when known.';
+    COMMENT ON COLUMN feeds.edit IS 'For an edited version: what changed and who changed it (JSON).';
+    COMMENT ON COLUMN feeds.created_at IS 'When the version was written (UTC).';
+    COMMENT ON TABLE keyword_sets IS
+        'Each video''s keyword set, the text embedded for clustering, with each keyword''s origin.';
+    COMMENT ON COLUMN keyword_sets.video_id IS 'The video (videos.video_id).';
+    COMMENT ON COLUMN keyword_sets.keywords IS 'The keywords, in order.';
+    COMMENT ON COLUMN keyword_sets.origins IS
+        'Where each keyword came from (hashtag, corpus keyword, title extraction, ...), aligned with keywords.';
+    COMMENT ON COLUMN keyword_sets.text IS 'The text embedded: the keywords joined.';
+    COMMENT ON COLUMN keyword_sets.text_sha256 IS 'sha256 of text, the key of its cached embedding.';
+    COMMENT ON COLUMN keyword_sets.run_id IS 'The run (runs.run_id) that wrote this row.';
+    COMMENT ON VIEW latest_feeds IS 'Each feed at its latest version.';
+    COMMENT ON VIEW latest_tasks IS 'Each task at its latest version.';
+    COMMENT ON TABLE llm_calls IS
+        'A cached answer of a language model to one prompt; a re-run asks again only what is not cached.';
+    COMMENT ON COLUMN llm_calls.endpoint IS 'The server''s base URL.';
+    COMMENT ON COLUMN llm_calls.model IS 'The model name sent to the server.';
+    COMMENT ON COLUMN llm_calls.prompt_sha256 IS 'sha256 of the prompt sent.';
+    COMMENT ON COLUMN llm_calls.sample IS 'Which sample of the same prompt (0 for the first).';
+    COMMENT ON COLUMN llm_calls.temperature IS 'The sampling temperature asked for.';
+    COMMENT ON COLUMN llm_calls.response IS 'The model''s raw answer text.';
+    COMMENT ON COLUMN llm_calls.run_id IS 'The run (runs.run_id) that wrote this row.';
+    COMMENT ON COLUMN llm_calls.created_at IS 'When the answer arrived (UTC).';
+    COMMENT ON TABLE ls_projects IS 'A Label Studio authoring project the toolkit made for one annotator.';
+    COMMENT ON COLUMN ls_projects.base_url IS 'The Label Studio server''s URL.';
+    COMMENT ON COLUMN ls_projects.annotator IS 'The annotator the project belongs to, by name.';
+    COMMENT ON COLUMN ls_projects.project_id IS 'Label Studio''s project id.';
+    COMMENT ON COLUMN ls_projects.title IS 'The project''s title in Label Studio.';
+    COMMENT ON COLUMN ls_projects.config_sha256 IS 'Hash of the labelling config the project was made with.';
+    COMMENT ON COLUMN ls_projects.run_id IS 'The run (runs.run_id) that wrote this row.';
+    COMMENT ON COLUMN ls_projects.organization_id IS
+        'The Label Studio organisation that holds the project (one per person).';
+    COMMENT ON COLUMN ls_projects.annotator_user_id IS 'The annotator''s Label Studio user id.';
+    COMMENT ON TABLE ls_tasks IS 'A feed sent to an annotator''s authoring project as a Label Studio task.';
+    COMMENT ON COLUMN ls_tasks.base_url IS 'The Label Studio server''s URL.';
+    COMMENT ON COLUMN ls_tasks.project_id IS 'Label Studio''s project id.';
+    COMMENT ON COLUMN ls_tasks.ls_task_id IS 'Label Studio''s task id.';
+    COMMENT ON COLUMN ls_tasks.feed_id IS 'The feed sent.';
+    COMMENT ON COLUMN ls_tasks.feed_version IS 'The feed''s version when sent.';
+    COMMENT ON COLUMN ls_tasks.annotator IS 'The annotator it was sent to, by name.';
+    COMMENT ON COLUMN ls_tasks.run_id IS 'The run (runs.run_id) that wrote this row.';
+    COMMENT ON TABLE media_files IS 'A media file found for a video (media scan).';
+    COMMENT ON COLUMN media_files.video_id IS 'The video (videos.video_id).';
+    COMMENT ON COLUMN media_files.path IS 'The file''s path.';
+    COMMENT ON COLUMN media_files.root IS 'The folder that was scanned.';
+    COMMENT ON COLUMN media_files.matched_by IS 'How the file was matched to the video (file name, a mapping, ...).';
+    COMMENT ON COLUMN media_files.run_id IS 'The run (runs.run_id) that wrote this row.';
+    COMMENT ON TABLE media_outputs IS
+        'A video normalised for the app''s canvas by ffmpeg (media normalise), with its poster and keyframes.';
+    COMMENT ON COLUMN media_outputs.video_id IS 'The video (videos.video_id).';
+    COMMENT ON COLUMN media_outputs.input_sha256 IS 'sha256 of the input file normalised.';
+    COMMENT ON COLUMN media_outputs.settings_sha256 IS
+        'Hash of the [media] settings it was normalised with: a change re-normalises.';
+    COMMENT ON COLUMN media_outputs.output_path IS 'The normalised video''s path.';
+    COMMENT ON COLUMN media_outputs.poster_path IS 'The poster image''s path.';
+    COMMENT ON COLUMN media_outputs.frames_dir IS 'The folder of keyframes.';
+    COMMENT ON COLUMN media_outputs.frames IS 'How many keyframes were written.';
+    COMMENT ON COLUMN media_outputs.width IS 'Output width in pixels.';
+    COMMENT ON COLUMN media_outputs.height IS 'Output height in pixels.';
+    COMMENT ON COLUMN media_outputs.fps IS 'Output frame rate.';
+    COMMENT ON COLUMN media_outputs.duration_s IS 'Output duration in seconds.';
+    COMMENT ON COLUMN media_outputs.run_id IS 'The run (runs.run_id) that wrote this row.';
+    COMMENT ON TABLE media_probes IS 'What ffprobe found in a video''s media file (media probe).';
+    COMMENT ON COLUMN media_probes.video_id IS 'The video (videos.video_id).';
+    COMMENT ON COLUMN media_probes.path IS 'The probed file''s path.';
+    COMMENT ON COLUMN media_probes.sha256 IS 'sha256 of the file''s bytes.';
+    COMMENT ON COLUMN media_probes.size_bytes IS 'The file''s size in bytes.';
+    COMMENT ON COLUMN media_probes.container IS 'The container format.';
+    COMMENT ON COLUMN media_probes.video_codec IS 'The video stream''s codec.';
+    COMMENT ON COLUMN media_probes.audio_codec IS 'The audio stream''s codec, or NULL without audio.';
+    COMMENT ON COLUMN media_probes.width IS 'Frame width in pixels (before rotation).';
+    COMMENT ON COLUMN media_probes.height IS 'Frame height in pixels (before rotation).';
+    COMMENT ON COLUMN media_probes.rotation IS 'The rotation the file asks players to apply, in degrees.';
+    COMMENT ON COLUMN media_probes.fps IS 'The video stream''s frame rate.';
+    COMMENT ON COLUMN media_probes.variable_fps IS 'The stream''s frame rate varies.';
+    COMMENT ON COLUMN media_probes.duration_s IS 'Duration in seconds.';
+    COMMENT ON COLUMN media_probes.has_audio IS 'The file has an audio stream.';
+    COMMENT ON COLUMN media_probes.run_id IS 'The run (runs.run_id) that wrote this row.';
+    COMMENT ON TABLE people IS
+        'Everyone the team works with (annotators, reviewers, group members), by the name commands use.';
+    COMMENT ON COLUMN people.name IS 'The person''s name as commands take it.';
+    COMMENT ON COLUMN people.added_at IS 'When the person was added (UTC).';
+    COMMENT ON COLUMN people.run_id IS 'The run (runs.run_id) that added the person.';
+    COMMENT ON TABLE pseudonyms IS
+        'The stable pseudonym shown instead of a person''s name where others see their work.';
+    COMMENT ON COLUMN pseudonyms.person IS 'The person''s name.';
+    COMMENT ON COLUMN pseudonyms.pseudonym IS 'The pseudonym.';
+    COMMENT ON COLUMN pseudonyms.created_at IS 'When the pseudonym was made (UTC).';
+    COMMENT ON TABLE publications IS 'A release published to a Hub repository, with the tag and commit it landed as.';
+    COMMENT ON COLUMN publications.version IS 'The release version published.';
+    COMMENT ON COLUMN publications.endpoint IS 'The Hub''s URL.';
+    COMMENT ON COLUMN publications.repo IS 'The dataset repository (ORG/NAME).';
+    COMMENT ON COLUMN publications.tag IS 'The git tag made for the release.';
+    COMMENT ON COLUMN publications.commit_oid IS 'The commit the upload made.';
+    COMMENT ON COLUMN publications.run_id IS 'The run (runs.run_id) that wrote this row.';
+    COMMENT ON COLUMN publications.published_at IS 'When it was published (UTC).';
+    COMMENT ON TABLE qc_items IS
+        'A QC item sent to Label Studio: a pilot question, a task to review, a case to decide, an episode to audit.';
+    COMMENT ON COLUMN qc_items.base_url IS 'The Label Studio server''s URL.';
+    COMMENT ON COLUMN qc_items.ls_task_id IS 'Label Studio''s task id.';
+    COMMENT ON COLUMN qc_items.project_id IS 'Label Studio''s project id.';
+    COMMENT ON COLUMN qc_items.purpose IS 'calibration, review, adjudication or audit.';
+    COMMENT ON COLUMN qc_items.person IS 'The person (or group) it was sent to.';
+    COMMENT ON COLUMN qc_items.round IS 'The calibration round, for pilot questions.';
+    COMMENT ON COLUMN qc_items.item IS 'The pilot question, for calibration.';
+    COMMENT ON COLUMN qc_items.task_id IS 'The task under review or adjudication.';
+    COMMENT ON COLUMN qc_items.task_version IS 'The task version under review or adjudication.';
+    COMMENT ON COLUMN qc_items.feed_id IS 'The feed shown with it.';
+    COMMENT ON COLUMN qc_items.feed_version IS 'The feed version shown with it.';
+    COMMENT ON COLUMN qc_items.question IS 'What was asked (JSON).';
+    COMMENT ON COLUMN qc_items.run_id IS 'The run (runs.run_id) that wrote this row.';
+    COMMENT ON COLUMN qc_items.created_at IS 'When it was sent (UTC).';
+    COMMENT ON TABLE qc_projects IS
+        'A Label Studio project the QC stages made: a pilot, a review or an adjudication project.';
+    COMMENT ON COLUMN qc_projects.base_url IS 'The Label Studio server''s URL.';
+    COMMENT ON COLUMN qc_projects.project_id IS 'Label Studio''s project id.';
+    COMMENT ON COLUMN qc_projects.purpose IS 'calibration, review, adjudication or audit.';
+    COMMENT ON COLUMN qc_projects.person IS 'The person (or group) the project is for.';
+    COMMENT ON COLUMN qc_projects.organization_id IS 'The Label Studio organisation that holds it.';
+    COMMENT ON COLUMN qc_projects.user_id IS 'The person''s Label Studio user id.';
+    COMMENT ON COLUMN qc_projects.title IS 'The project''s title in Label Studio.';
+    COMMENT ON COLUMN qc_projects.config_sha256 IS 'Hash of the labelling config the project was made with.';
+    COMMENT ON COLUMN qc_projects.run_id IS 'The run (runs.run_id) that wrote this row.';
+    COMMENT ON TABLE rejects IS
+        'A record a stage refused, with the reason and the raw input: counts in = accepted + rejected.';
+    COMMENT ON COLUMN rejects.run_id IS 'The run (runs.run_id) that refused it (the latest, when refused again).';
+    COMMENT ON COLUMN rejects.stage IS 'The stage that refused it.';
+    COMMENT ON COLUMN rejects.source IS 'The corpus or source the record came from.';
+    COMMENT ON COLUMN rejects.raw_ref IS 'Where the record sits in its input (file and line, or key).';
+    COMMENT ON COLUMN rejects.record_id IS 'The record''s id, when one could be read.';
+    COMMENT ON COLUMN rejects.reason IS 'Why it was refused, in one line.';
+    COMMENT ON COLUMN rejects.raw IS 'The record''s raw bytes as read.';
+    COMMENT ON TABLE release_tasks IS
+        'Each element of a release''s runner files: which task version it is, and its exact content.';
+    COMMENT ON COLUMN release_tasks.version IS 'The release version.';
+    COMMENT ON COLUMN release_tasks.runner_file IS 'The runner file the element is in (gui_action.json, ...).';
+    COMMENT ON COLUMN release_tasks.position IS 'The element''s position in that file.';
+    COMMENT ON COLUMN release_tasks.task_id IS 'The task.';
+    COMMENT ON COLUMN release_tasks.task_version IS 'The task version shipped.';
+    COMMENT ON COLUMN release_tasks.content_sha256 IS 'sha256 of the element''s canonical JSON.';
+    COMMENT ON COLUMN release_tasks.runner IS 'The element as the runner reads it (JSON).';
+    COMMENT ON TABLE releases IS 'A release: built here from the catalog or imported from published runner files.';
+    COMMENT ON COLUMN releases.version IS 'The release''s semantic version.';
+    COMMENT ON COLUMN releases.parent IS 'The release it follows, or NULL.';
+    COMMENT ON COLUMN releases.origin IS 'built or imported.';
+    COMMENT ON COLUMN releases.path IS 'The release''s folder.';
+    COMMENT ON COLUMN releases.content_sha256 IS 'Hash of the release''s tasks, the same for the same content.';
+    COMMENT ON COLUMN releases.manifest_sha256 IS 'sha256 of the release''s manifest.json.';
+    COMMENT ON COLUMN releases.tasks IS 'How many tasks it ships.';
+    COMMENT ON COLUMN releases.run_id IS 'The run (runs.run_id) that wrote this row.';
+    COMMENT ON COLUMN releases.created_at IS 'When it was recorded (UTC).';
+    COMMENT ON TABLE reviews IS 'A second annotator''s blind review of a task version (qc review import).';
+    COMMENT ON COLUMN reviews.task_id IS 'The task reviewed.';
+    COMMENT ON COLUMN reviews.task_version IS 'The version reviewed.';
+    COMMENT ON COLUMN reviews.reviewer IS 'The reviewer, by name.';
+    COMMENT ON COLUMN reviews.answer IS 'The reviewer''s own answer (label tasks).';
+    COMMENT ON COLUMN reviews.platform_state IS
+        'The reviewer''s own platform state (platform tasks), in the authoring syntax.';
+    COMMENT ON COLUMN reviews.flags IS 'Problems the reviewer ticked.';
+    COMMENT ON COLUMN reviews.comment IS 'The reviewer''s comment.';
+    COMMENT ON COLUMN reviews.outcome IS 'agree or escalate.';
+    COMMENT ON COLUMN reviews.reason IS 'Why the review escalated, in one line.';
+    COMMENT ON COLUMN reviews.ls_task_id IS 'The Label Studio task reviewed on.';
+    COMMENT ON COLUMN reviews.ls_annotation_id IS 'The Label Studio annotation this row was read from.';
+    COMMENT ON COLUMN reviews.annotation_sha256 IS
+        'Hash of the Label Studio answer, to notice an edited answer on re-import.';
+    COMMENT ON COLUMN reviews.run_id IS 'The run (runs.run_id) that wrote this row.';
+    COMMENT ON COLUMN reviews.created_at IS 'When the row was written (UTC).';
+    COMMENT ON TABLE runs IS 'Every stage run: its parameters, code version, counts and how it ended.';
+    COMMENT ON COLUMN runs.run_id IS 'The run''s id (<stage>-<timestamp>-<random>).';
+    COMMENT ON COLUMN runs.stage IS 'The stage that ran.';
+    COMMENT ON COLUMN runs.params IS 'The run''s parameters (JSON; secrets are never here).';
+    COMMENT ON COLUMN runs.code_version IS 'The toolkit''s version and git commit.';
+    COMMENT ON COLUMN runs.started_at IS 'When it started (UTC).';
+    COMMENT ON COLUMN runs.finished_at IS 'When it ended (UTC), or NULL while running.';
+    COMMENT ON COLUMN runs.status IS 'running, ok, failed or interrupted.';
+    COMMENT ON COLUMN runs.counts IS 'What the run counted (JSON): read, accepted, rejected, ...';
+    COMMENT ON COLUMN runs.error IS 'For a failed run: the error in one line.';
+    COMMENT ON COLUMN runs.traceback IS 'For a run failed by a bug: the traceback.';
+    COMMENT ON TABLE schema_migrations IS
+        'Which schema migrations this catalog has run (curation/core/migrations.py).';
+    COMMENT ON COLUMN schema_migrations.version IS 'The migration''s number.';
+    COMMENT ON COLUMN schema_migrations.applied_at IS 'When it ran (UTC).';
+    COMMENT ON TABLE shortcut_config_record IS
+        'Which shortcut-filter configuration is of record, and when each was adopted.';
+    COMMENT ON COLUMN shortcut_config_record.seq IS 'Order of adoption (the highest is in force).';
+    COMMENT ON COLUMN shortcut_config_record.config_sha256 IS 'The configuration adopted (shortcut_configs).';
+    COMMENT ON COLUMN shortcut_config_record.source IS
+        'Where the configuration came from (file and how it was found).';
+    COMMENT ON COLUMN shortcut_config_record.run_id IS 'The run (runs.run_id) that adopted it.';
+    COMMENT ON COLUMN shortcut_config_record.adopted_at IS 'When it was adopted (UTC).';
+    COMMENT ON TABLE shortcut_configs IS
+        'Every shortcut-filter configuration that ran, by hash (secrets only by variable name).';
+    COMMENT ON COLUMN shortcut_configs.config_sha256 IS 'Hash of the configuration.';
+    COMMENT ON COLUMN shortcut_configs.config IS 'The configuration (JSON).';
+    COMMENT ON COLUMN shortcut_configs.source IS
+        'Where it came from (file and how it was found, CURATE__ variables).';
+    COMMENT ON COLUMN shortcut_configs.created_at IS 'When it was first seen (UTC).';
+    COMMENT ON TABLE shortcut_decisions IS
+        'A move of a task version made on the shortcut filter''s verdict of record.';
+    COMMENT ON COLUMN shortcut_decisions.task_id IS 'The task.';
+    COMMENT ON COLUMN shortcut_decisions.task_version IS 'The task version.';
+    COMMENT ON COLUMN shortcut_decisions.seq IS 'Order of decisions on this version.';
+    COMMENT ON COLUMN shortcut_decisions.config_sha256 IS 'The configuration whose verdict decided.';
+    COMMENT ON COLUMN shortcut_decisions.reason IS 'Why (first verdict, adoption of another configuration, ...).';
+    COMMENT ON COLUMN shortcut_decisions.run_id IS 'The run (runs.run_id) that wrote this row.';
+    COMMENT ON COLUMN shortcut_decisions.decided_at IS 'When (UTC).';
+    COMMENT ON TABLE shortcut_verdicts IS
+        'The metadata-only shortcut filter''s verdict on a task version under one configuration, with its answers.';
+    COMMENT ON COLUMN shortcut_verdicts.task_id IS 'The task.';
+    COMMENT ON COLUMN shortcut_verdicts.task_version IS 'The task version.';
+    COMMENT ON COLUMN shortcut_verdicts.verdict IS 'shortcut_passed, shortcut_discarded or undecided.';
+    COMMENT ON COLUMN shortcut_verdicts.rule IS
+        'The rule that combined the inspectors'' answers (paper, any, majority, ...).';
+    COMMENT ON COLUMN shortcut_verdicts.answers IS
+        'Each inspector''s answers: raw text, parsed answer, correct or not (JSON).';
+    COMMENT ON COLUMN shortcut_verdicts.run_id IS 'The run (runs.run_id) that wrote this row.';
+    COMMENT ON COLUMN shortcut_verdicts.created_at IS 'When (UTC).';
+    COMMENT ON COLUMN shortcut_verdicts.config_sha256 IS
+        'The configuration (shortcut_configs) the verdict was made under.';
+    COMMENT ON VIEW shortcut_verdicts_of_record IS
+        'Each task version''s shortcut verdict under the configuration of record.';
+    COMMENT ON VIEW task_states IS 'Each task version''s current state: its latest life-cycle move.';
+    COMMENT ON TABLE task_transitions IS
+        'The task life cycle: every move of a task version from one state to another, with why and who.';
+    COMMENT ON COLUMN task_transitions.task_id IS 'The task.';
+    COMMENT ON COLUMN task_transitions.version IS 'The task version.';
+    COMMENT ON COLUMN task_transitions.seq IS 'Order of moves of this version.';
+    COMMENT ON COLUMN task_transitions.from_state IS 'The state before, or NULL for the first move.';
+    COMMENT ON COLUMN task_transitions.to_state IS 'The state after.';
+    COMMENT ON COLUMN task_transitions.reason IS 'Why, in one line (rule codes, the reviewer''s reason, ...).';
+    COMMENT ON COLUMN task_transitions.who IS 'The stage or person that moved it.';
+    COMMENT ON COLUMN task_transitions.run_id IS 'The run (runs.run_id) that wrote this row.';
+    COMMENT ON COLUMN task_transitions.moved_at IS 'When (UTC).';
+    COMMENT ON TABLE tasks IS
+        'A task version: an instruction written on a feed with its ground truth; a change is a new version.';
+    COMMENT ON COLUMN tasks.task_id IS 'The task''s id (<subcategory>_<n>).';
+    COMMENT ON COLUMN tasks.version IS 'The version: 1 as first written, one more for each update or revision.';
+    COMMENT ON COLUMN tasks.author IS 'Who wrote it, by name (or the release it was imported from).';
+    COMMENT ON COLUMN tasks.feed_id IS 'The feed the task is played on.';
+    COMMENT ON COLUMN tasks.base_feed_version IS 'The feed version the annotator was shown.';
+    COMMENT ON COLUMN tasks.feed_version IS 'The feed version the task points at (after the annotator''s own edits).';
+    COMMENT ON COLUMN tasks.tier IS
+        'L1 (GUI action), L2 (cross-source understanding) or L3 (closed-end application).';
+    COMMENT ON COLUMN tasks.subcategory IS 'The taxonomy''s sub-category.';
+    COMMENT ON COLUMN tasks.eval_type IS
+        'label (a multiple-choice answer) or platform (a declarative platform state).';
+    COMMENT ON COLUMN tasks.instruction IS 'The instruction the agent is given.';
+    COMMENT ON COLUMN tasks.options IS 'For label tasks: the options by letter (JSON).';
+    COMMENT ON COLUMN tasks.eval_config IS
+        'The ground truth in the runner''s form: the answer, or the platform checks (JSON).';
+    COMMENT ON COLUMN tasks.feed_edits IS 'The annotator''s edits to the feed, as written.';
+    COMMENT ON COLUMN tasks.ls_project_id IS 'The Label Studio project it was written in.';
+    COMMENT ON COLUMN tasks.ls_task_id IS 'The Label Studio task it was written on.';
+    COMMENT ON COLUMN tasks.ls_annotation_id IS
+        'The Label Studio annotation it was read from: the task''s identity across updates.';
+    COMMENT ON COLUMN tasks.annotation_sha256 IS 'Hash of the Label Studio answer, to notice an update.';
+    COMMENT ON COLUMN tasks.lead_time_s IS 'Seconds the annotator spent, as Label Studio measured.';
+    COMMENT ON COLUMN tasks.annotated_at IS 'When the annotator submitted it.';
+    COMMENT ON COLUMN tasks.run_id IS 'The run (runs.run_id) that wrote this row.';
+    COMMENT ON COLUMN tasks.created_at IS 'When the version was written (UTC).';
+    COMMENT ON TABLE videos IS
+        'A video of a public corpus with its metadata; every field the corpus had is kept (extra holds the rest).';
+    COMMENT ON COLUMN videos.video_id IS '<source>/<native id>: the video''s id across the catalog.';
+    COMMENT ON COLUMN videos.source IS 'The corpus (FakeSV, KuaiRec, LiveBot, or a generic mapping''s source).';
+    COMMENT ON COLUMN videos.native_id IS 'The corpus''s own id.';
+    COMMENT ON COLUMN videos.title IS 'The title.';
+    COMMENT ON COLUMN videos.description IS 'The description or caption text.';
+    COMMENT ON COLUMN videos.hashtags IS 'Hashtags, without ''#''.';
+    COMMENT ON COLUMN videos.keywords IS 'Keywords the corpus gives.';
+    COMMENT ON COLUMN videos.author_name IS 'The author''s name.';
+    COMMENT ON COLUMN videos.author_bio IS 'The author''s bio or verification text.';
+    COMMENT ON COLUMN videos.author_verified IS 'The author is verified, when the corpus says.';
+    COMMENT ON COLUMN videos.like_count IS 'Likes.';
+    COMMENT ON COLUMN videos.comment_count IS 'Comments, as the corpus counts them.';
+    COMMENT ON COLUMN videos.collect_count IS 'Collects (saves).';
+    COMMENT ON COLUMN videos.share_count IS 'Shares.';
+    COMMENT ON COLUMN videos.duration_s IS 'Duration in seconds, from the corpus or the probe.';
+    COMMENT ON COLUMN videos.published_at IS 'When published (UTC).';
+    COMMENT ON COLUMN videos.label IS 'The corpus''s own label (FakeSV: real / fake / debunk).';
+    COMMENT ON COLUMN videos.category IS 'The corpus''s category.';
+    COMMENT ON COLUMN videos.synthetic IS 'A generated video, registered with media register-synthetic.';
+    COMMENT ON COLUMN videos.media_path IS 'The media path the corpus names, when it names one.';
+    COMMENT ON COLUMN videos.raw_ref IS 'Where the record sits in its input (file and line, or key).';
+    COMMENT ON COLUMN videos.extra IS
+        'Every field of the record the catalog has no column for (JSON): nothing is lost.';
+    COMMENT ON COLUMN videos.record_hash IS
+        'Hash of the record''s fields: a re-ingest rewrites only records whose hash changed.';
+    COMMENT ON COLUMN videos.metadata_missing IS 'The record has no title, description, hashtags or keywords.';
+    COMMENT ON COLUMN comments.run_id IS 'The ingest run (runs.run_id) that wrote this row.';
+    COMMENT ON COLUMN videos.run_id IS 'The ingest run (runs.run_id) that last wrote this row.';
+    COMMENT ON COLUMN shortcut_configs.run_id IS
+        'The run (runs.run_id) that first used the configuration and wrote this row.';
+    """,
 ]

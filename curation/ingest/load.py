@@ -28,13 +28,13 @@ VIDEO_COLUMNS = (
     "video_id", "source", "native_id", "title", "description", "hashtags", "keywords",
     "author_name", "author_bio", "author_verified", "like_count", "comment_count",
     "collect_count", "share_count", "duration_s", "published_at", "label", "category",
-    "synthetic", "media_path", "raw_ref", "ingest_run", "extra", "record_hash",
+    "synthetic", "media_path", "raw_ref", "run_id", "extra", "record_hash",
 )
 # `known_hash`: a row's fingerprint where its path already computed it (else null)
-CANDIDATE_COLUMNS = ("ord", "record_id", *(c for c in VIDEO_COLUMNS if c not in ("ingest_run", "record_hash")),
+CANDIDATE_COLUMNS = ("ord", "record_id", *(c for c in VIDEO_COLUMNS if c not in ("run_id", "record_hash")),
                      "known_hash")
 COMMENT_COLUMNS = ("comment_id", "video_id", "parent_id", "author", "text", "like_count",
-                   "time_s", "created_at", "ingest_run")
+                   "time_s", "created_at", "run_id")
 
 _VIDEO_TYPES = {"ord": pa.int64(),
     "hashtags": pa.list_(pa.string()), "keywords": pa.list_(pa.string()),
@@ -184,13 +184,13 @@ def merge_candidates(run: StageRun, con: duckdb.DuckDBPyConnection, source: str,
         if run.dry_run:
             return result
         con.execute("""CREATE OR REPLACE TEMP TABLE incoming_comments AS
-                SELECT c.* EXCLUDE (ord), ? AS ingest_run FROM candidate_comments c
+                SELECT c.* EXCLUDE (ord), ? AS run_id FROM candidate_comments c
                 WHERE c.ord IN (SELECT ord FROM ranked WHERE n = 1)""", [run.run_id])
         # one row per video: a duplicate's `ord` is not among the first ones
         first = "WHERE ord IN (SELECT ord FROM ranked WHERE n = 1)" if duplicates else ""
         # a view, not a copy: the merge reads it twice, the second time for the changed rows only
         con.execute(f"""CREATE OR REPLACE TEMP VIEW incoming AS
-                WITH accepted AS (SELECT * EXCLUDE (ord, record_id), {sql_literal(run.run_id)} AS ingest_run
+                WITH accepted AS (SELECT * EXCLUDE (ord, record_id), {sql_literal(run.run_id)} AS run_id
                                   FROM candidates {first})
                 {record_hash_select('accepted', 'incoming_comments', columns='v.* EXCLUDE (known_hash)',
                                     known='known_hash')}""")

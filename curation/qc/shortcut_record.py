@@ -78,7 +78,7 @@ def difference_note(record: Record, digest: str, decisive: dict[str, Any], sourc
 
 def remember_config(run: StageRun, digest: str, decisive: dict[str, Any], source: str) -> None:
     run.db.con.execute("""
-        INSERT INTO shortcut_configs (config_sha256, config, source, first_run_id, created_at)
+        INSERT INTO shortcut_configs (config_sha256, config, source, run_id, created_at)
         SELECT ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM shortcut_configs WHERE config_sha256 = ?)""",
                        [digest, json.dumps(decisive, sort_keys=True), source, run.run_id, now(), digest])
 

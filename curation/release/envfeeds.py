@@ -79,7 +79,7 @@ def source_records(catalog: Catalog, video_ids: list[str]) -> dict[str, dict[str
     (the file the runner reads as `data_complete.json`): video id -> the record. A video whose file or line
     cannot be read any more, or no longer holds its record, is left out."""
     rows = catalog.rows("SELECT v.video_id, v.native_id, v.raw_ref, r.params->>'$.path' AS path FROM videos v "
-                        "JOIN runs r ON r.run_id = v.ingest_run WHERE v.source = 'FakeSV' "
+                        "JOIN runs r ON r.run_id = v.run_id WHERE v.source = 'FakeSV' "
                         "AND list_contains(?, v.video_id)", [list(video_ids)])
     wanted: dict[Path, dict[int, tuple[str, str]]] = defaultdict(dict)
     for row in rows:

@@ -91,7 +91,7 @@ def _stub_videos(catalog: Catalog, run: StageRun, ids: list[str]) -> int:
     for video_id in missing:
         source, native = video_id.split("/", 1)
         catalog.insert("videos", {"video_id": video_id, "source": source, "native_id": native, "synthetic": False,
-                                  "ingest_run": run.run_id, "metadata_missing": True})
+                                  "run_id": run.run_id, "metadata_missing": True})
     return len(missing)
 
 

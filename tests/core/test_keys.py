@@ -22,7 +22,7 @@ FAKESV_LINE = {"video_id": "7031859613460925736", "title": "台风登陆现场�
 
 
 def _video(native: str, run_id: str | None) -> dict:
-    return {"video_id": f"T/{native}", "source": "T", "native_id": native, "ingest_run": run_id}
+    return {"video_id": f"T/{native}", "source": "T", "native_id": native, "run_id": run_id}
 
 
 def _write_videos(run: StageRun, natives: list[str]) -> dict:
@@ -63,7 +63,7 @@ def test_a_run_that_writes_a_video_twice_fails_naming_it_and_commits_nothing(cat
 
 def test_a_key_this_run_repeats_from_an_earlier_run_is_found_in_a_large_table(catalog):
     """A few rows written into a large table are checked by their keys alone, against every row."""
-    catalog.con.execute("INSERT INTO videos (video_id, source, native_id, ingest_run) "
+    catalog.con.execute("INSERT INTO videos (video_id, source, native_id, run_id) "
                         "SELECT 'T/' || i, 'T', CAST(i AS VARCHAR), 'ingest-earlier' FROM range(3000) r(i)")
     with pytest.raises(DuplicateKeyError, match="video_id 'T/2999' twice"):
         ONE(catalog, ["new-1", "2999"])
@@ -73,7 +73,7 @@ def test_a_key_this_run_repeats_from_an_earlier_run_is_found_in_a_large_table(ca
 def test_a_comment_repeated_is_named_by_both_key_columns(catalog):
     def comment_twice(run: StageRun) -> None:
         for _ in range(2):
-            run.db.insert("comments", {"comment_id": "c1", "video_id": "T/1", "text": "hi", "ingest_run": run.run_id})
+            run.db.insert("comments", {"comment_id": "c1", "video_id": "T/1", "text": "hi", "run_id": run.run_id})
 
     writer = Stage("toy-comments", "curate toy-comments", "writes comments", (), ("comments",), comment_twice)
     with pytest.raises(DuplicateKeyError, match=r"^duplicate key in comments: \(video_id, comment_id\) = "

@@ -56,9 +56,9 @@ def test_every_reject_reason_and_counts_add_up(tmp_path, catalog):
 
 def _snapshot(cat: Catalog) -> dict[str, list]:
     return {
-        "videos": cat.con.execute("SELECT * EXCLUDE (ingest_run) FROM videos ORDER BY video_id")
+        "videos": cat.con.execute("SELECT * EXCLUDE (run_id) FROM videos ORDER BY video_id")
         .fetchall(),
-        "comments": cat.con.execute("SELECT * EXCLUDE (ingest_run) FROM comments "
+        "comments": cat.con.execute("SELECT * EXCLUDE (run_id) FROM comments "
                                     "ORDER BY comment_id").fetchall(),
         "rejects": cat.con.execute("SELECT * EXCLUDE (run_id) FROM rejects ORDER BY raw_ref")
         .fetchall(),
@@ -71,11 +71,11 @@ def test_reingest_is_a_noop_and_updates_are_counted(tmp_path, catalog):
     path.write_text("\n".join(lines), encoding="utf-8")
     first = ingest_path(catalog, "fakesv", path)
     before = _snapshot(catalog)
-    runs_before = catalog.con.execute("SELECT DISTINCT ingest_run FROM videos").fetchall()
+    runs_before = catalog.con.execute("SELECT DISTINCT run_id FROM videos").fetchall()
     second = ingest_path(catalog, "fakesv", path)
     assert (first.new, second.new, second.updated, second.unchanged) == (50, 0, 0, 50)
     assert _snapshot(catalog) == before
-    assert catalog.con.execute("SELECT DISTINCT ingest_run FROM videos").fetchall() == runs_before
+    assert catalog.con.execute("SELECT DISTINCT run_id FROM videos").fetchall() == runs_before
     assert catalog.con.execute("SELECT count(*) FROM rejects").fetchone()[0] == 1
     counts = json.loads(catalog.con.execute(
         "SELECT counts FROM runs WHERE run_id = ?", [second.run_id]).fetchone()[0])
