@@ -26,6 +26,13 @@ from curation.labelstudio.gate_owner import Caller, Owners, Upstream
 from curation.labelstudio.gate_rules import Refused, canonical_path, decide
 
 TOKEN_ENV = "LABEL_STUDIO_API_KEY"
+# Controls Label Studio shows everyone that only the admin may use (the gate refuses what they send): hidden
+# on the pages the gate serves to others, so nobody is offered a button that can only fail
+HIDDEN_CONTROLS = ('button[aria-label="Create new project"]', 'button[data-testid="dm-import-button"]',
+                   'button[aria-label="Tasks Actions"]')
+PAGE_STYLE = ("<style>/* added by the access gate */ " + ", ".join(HIDDEN_CONTROLS)
+              + " { display: none !important; }</style>").encode()
+REFUSED_HEADER = "X-Access-Gate"  # on every answer the gate gives itself: "refused"
 MAX_BODY = 256 * 1024 * 1024
 HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "trailers",
               "transfer-encoding", "upgrade", "expect", "content-length"}
@@ -127,7 +134,8 @@ class GateHandler(BaseHTTPRequestHandler):
             self.refuse(502, "Label Studio did not answer", api)
             return
         self.note(who, 200)
-        self.forward(body, drop_cookie=bool(authorization), cut=decision.rule.filter, caller=caller)
+        page = self.command == "GET" and not api and decision.rule.filter is None
+        self.forward(body, drop_cookie=bool(authorization), cut=decision.rule.filter, caller=caller, page=page)
 
     def read_body(self) -> bytes:
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
@@ -135,7 +143,7 @@ class GateHandler(BaseHTTPRequestHandler):
         length = self.headers.get("Content-Length")
         if not length:
             return b""
-        if not length.isdigit() or int(length) > MAX_BODY:
+        if not (length.isascii() and length.isdigit()) or len(length) > 12 or int(length) > MAX_BODY:
             raise Refused("body too large or its length unreadable", 413)
         return self.rfile.read(int(length))
 
@@ -157,6 +165,7 @@ class GateHandler(BaseHTTPRequestHandler):
 
     def send_plain(self, status: int, body: bytes, content_type: str) -> None:
         self.send_response(status)
+        self.send_header(REFUSED_HEADER, "refused")
         self.send_header("Content-Type", f"{content_type}; charset=utf-8")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -166,9 +175,12 @@ class GateHandler(BaseHTTPRequestHandler):
     # ---- forwarding -----------------------------------------------------------------------
 
     def forward(self, body: bytes, drop_cookie: bool = False, cut: str | None = None,
-                caller: Caller | None = None) -> None:
+                caller: Caller | None = None, page: bool = False) -> None:
+        """Label Studio's answer, streamed; a list cut to the caller's own (`cut`); an HTML page with the
+        admin-only controls hidden (`page`)."""
         named = {h.strip().lower() for h in self.headers.get("Connection", "").split(",")}
-        drop = HOP_BY_HOP | named | ({"cookie"} if drop_cookie else set()) | ({"accept-encoding"} if cut else set())
+        plain = cut or page  # read and rewritten here: asked for uncompressed
+        drop = HOP_BY_HOP | named | ({"cookie"} if drop_cookie else set()) | ({"accept-encoding"} if plain else set())
         conn = self.server.upstream.connection()
         try:
             # the client's Host is kept: Django checks a POST's Origin against it, and builds redirects from it
@@ -189,6 +201,9 @@ class GateHandler(BaseHTTPRequestHandler):
             headers = [(k, v) for k, v in response.getheaders() if k.lower() not in HOP_BY_HOP]
             if cut and caller is not None and response.status == 200:
                 self.send_cut(response.status, headers, response.read(), cut, caller)
+                return
+            if page and response.status == 200 and "text/html" in (response.getheader("Content-Type") or ""):
+                self.send_page(headers, response.read())
                 return
             self.send_response(response.status, response.reason)
             for name, value in headers:
@@ -211,6 +226,17 @@ class GateHandler(BaseHTTPRequestHandler):
                 self.wfile.write(b"0\r\n\r\n")
         finally:
             conn.close()
+
+    def send_page(self, headers: list[tuple[str, str]], body: bytes) -> None:
+        head = body.find(b"</head>")
+        out = body[:head] + PAGE_STYLE + body[head:] if head >= 0 else body
+        self.send_response(200)
+        for name, value in headers:
+            if name.lower() not in ("content-encoding", "etag"):
+                self.send_header(name, value)
+        self.send_header("Content-Length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
 
     def send_cut(self, status: int, headers: list[tuple[str, str]], body: bytes, cut: str, caller: Caller) -> None:
         """A list answer with only the caller's own entries in it."""

@@ -42,6 +42,7 @@ class Rule:
     public: bool = False  # no login needed; otherwise any logged-in account, if every object named is theirs
     needs: tuple[str, ...] = ()  # at least one object of these kinds must be named (a list read by project)
     filter: str | None = None  # "projects" | "users" | "organizations": the JSON answer is cut to the caller's
+    actions: frozenset[str] = frozenset()  # data-manager actions (`?id=`) a POST may run; none for other rules
 
 
 @dataclass
@@ -53,7 +54,8 @@ class Decision:
 
 def _rule(path: str, methods: frozenset[str], **kw: object) -> Rule:
     # `<kind>` stands for an id; a trailing slash is optional, as Label Studio's frontend mixes both
-    regex = re.sub(r"<(\w+)>", lambda m: rf"(?P<{m.group(1)}>\d+)", path.rstrip("/"))
+    # ASCII digits only: Python's \d also takes other scripts' digits, which Django's routes do not
+    regex = re.sub(r"<(\w+)>", lambda m: rf"(?P<{m.group(1)}>[0-9]+)", path.rstrip("/"))
     return Rule(re.compile(rf"^{regex}/?$"), methods, **kw)  # type: ignore[arg-type]
 
 
@@ -72,6 +74,12 @@ RULES: list[Rule] = [
     _rule("/__lsa", READ | {"POST"}),  # the frontend's usage beacon, kept on this server
     _rule("/data/local-files", READ),  # the feed videos; Label Studio checks the storage itself
     _rule("/api/current-user/whoami", READ),
+    # the account page: whether personal tokens are on, one's own tokens (they open nothing the gate
+    # would not: a token is one more way to be oneself here), one's own membership
+    _rule("/api/jwt/settings", READ),
+    _rule("/api/token", READ | {"POST"}),
+    _rule("/api/current-user/token", READ),
+    _rule("/api/current-user/reset-token", frozenset({"POST"})),
     _rule("/api/current-user/(hotkeys|product-tour)", EDIT),
     _rule("/api/session-policy", READ),
     # pages of one project or task
@@ -99,6 +107,8 @@ RULES: list[Rule] = [
     _rule("/api/predictions/<prediction>", READ),
     # the data manager (task table, tabs) of one's own project
     _rule("/api/dm/(project|columns|actions)", READ, needs=("project",)),
+    # "Label All Tasks" asks the data manager for the next task of one's own project; no other action
+    _rule("/api/dm/actions", frozenset({"POST"}), needs=("project",), actions=frozenset({"next_task"})),
     _rule("/api/dm/views", READ | {"POST"}, needs=("project",)),
     _rule("/api/dm/views/(reset|order)", READ | {"POST"}, needs=("project",)),
     _rule("/api/dm/views/<view>", WRITE - {"POST"}),
@@ -110,6 +120,7 @@ RULES: list[Rule] = [
     _rule("/api/users/<user>", READ),
     _rule("/api/organizations", READ, filter="organizations"),
     _rule("/api/organizations/<org>/memberships", READ),
+    _rule("/api/organizations/<org>/memberships/<user>", READ),
 ]
 
 
@@ -133,8 +144,9 @@ def _ids(kind: str, values: object) -> list[tuple[str, int]]:
         if value is None or value == "":
             continue
         text = str(value).strip()
-        if isinstance(value, bool) or not text.isdigit():
-            raise Refused(f"{kind} must be a plain id")
+        # ASCII digits only ("²".isdigit() is true, int("²") fails), and no longer than an id can be
+        if isinstance(value, bool) or not (text.isascii() and text.isdigit()) or len(text) > 18:
+            raise Refused(f"{kind} must be a plain id", 400)
         if int(text):  # 0 is the frontend's "none" (`draft_id: 0`); Label Studio's ids start at 1
             out.append((kind, int(text)))
     return out
@@ -187,5 +199,7 @@ def decide(method: str, path: str, query: str, body: bytes = b"", content_type: 
         decision.objects += body_objects(body, content_type)
         if rule.needs and not any(kind in rule.needs for kind, _ in decision.objects):
             raise Refused(f"name the {' or '.join(rule.needs)} this list is for")
+        if rule.actions and not (params.get("id") and set(params["id"]) <= rule.actions):
+            raise Refused(f"only the actions {', '.join(sorted(rule.actions))} are allowed here")
         return decision
     raise Refused(f"{method} is not allowed on this path" if seen else "not on the gate's allow-list")

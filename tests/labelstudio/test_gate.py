@@ -116,7 +116,10 @@ def test_another_persons_objects_are_refused(scene):
         ("GET", f"/projects/{a['project']}/data/?task={a['task']}", None),  # the page, not only the API
         # not on the allow-list at all, even for her own project
         ("GET", f"/api/storages/?project={c['review']}", None),
-        ("GET", "/api/current-user/token", None),
+        ("POST", f"/api/dm/actions?id=delete_tasks&project={c['review']}", {"selectedItems": {"all": True}}),
+        ("POST", f"/api/dm/actions?id=next_task&project={a['project']}", {}),
+        ("POST", f"/api/dm/actions?project={c['review']}", {}),
+        ("GET", f"/api/organizations/{a['org']}/memberships/{a['user']}", None),
         ("POST", "/api/projects/", {"title": "new"}),
         ("DELETE", f"/api/projects/{c['review']}/", None),
         ("POST", f"/api/projects/{c['review']}/import", [{"data": {}}]),
@@ -159,7 +162,15 @@ def test_paths_written_another_way_are_refused(scene):
     assert raw(gate, "GET", f"/api/tasks/{c['review_task']}/../../annotations/{a['annotation']}/", cookie) == 400
     assert raw(gate, "get", f"/api/annotations/{a['annotation']}/", cookie) == 501  # Django would upper-case it
     assert raw(gate, "GET", f"/api/tasks/?project={c['review']}&project={a['project']}", cookie) == 403
-    assert raw(gate, "GET", f"/api/tasks/?project={c['review']}x", cookie) == 403
+    # malformed ids are a 400, never a crash of the gate: digits of other scripts, signs, sizes, emptiness
+    for odd in ("%C2%B2", "%D9%A3", "-1", "1.0", "0x1", "1e3", "9" * 40, "%00", "%EF%BC%91", "x"):
+        assert raw(gate, "GET", f"/api/tasks/?project={c['review']}&view={odd}", cookie) in (400, 403), odd
+        assert raw(gate, "GET", f"/api/tasks/?project={odd}", cookie) == 400, odd
+        assert raw(gate, "POST", "/api/dm/views/", cookie, f'{{"project": "{odd}"}}'.encode(),
+                   "application/json") in (400, 403), odd
+    for odd in ("%C2%B2", "%D9%A3", "%EF%BC%91"):
+        assert raw(gate, "GET", f"/api/tasks/{odd}/", cookie) == 403, odd  # no route takes it: not on the list
+    assert raw(gate, "GET", f"/api/tasks/?project={c['review']}x", cookie) == 400
     # an id hidden in a body the gate does not read is refused, not passed unread
     assert raw(gate, "POST", "/api/dm/views/", cookie, f"project={a['project']}".encode(),
                "application/x-www-form-urlencoded") == 403
