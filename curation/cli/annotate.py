@@ -9,8 +9,8 @@ from typing import Annotated
 import typer
 
 from curation.cli.base import ADD_HELP, app, config, open_catalog
-from curation.labelstudio.accounts import annotator_email
 from curation.labelstudio.client import annotator_url
+from curation.labelstudio.people import annotator_email
 
 annotate_app = typer.Typer(no_args_is_help=True, help="Authoring projects in Label Studio.")
 app.add_typer(annotate_app, name="annotate")
@@ -19,7 +19,7 @@ app.add_typer(annotate_app, name="annotate")
 @annotate_app.command("export")
 def annotate_export(
     annotators: Annotated[str | None, typer.Option(
-        help="Comma-separated annotators the catalog knows (names or emails).")] = None,
+        help="Comma-separated annotators the catalog knows, by name or e-mail, in any case.")] = None,
     add: Annotated[list[str] | None, typer.Option(help=ADD_HELP)] = None,
     feed: Annotated[list[str] | None, typer.Option(help="Only these feed ids (repeatable).")] = None,
     passwords: Annotated[Path | None, typer.Option(

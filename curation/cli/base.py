@@ -36,8 +36,9 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
 console = Console()
 STATE: dict[str, Any] = {}
 # the options that name people accept only known ones (curation/labelstudio/people.py)
-ADD_HELP = ("A new person (repeatable, or comma-separated): their account is made and they take part as if "
-            "listed. Names the catalog does not know are refused unless given here.")
+ADD_HELP = ("A new person (repeatable, or comma-separated; a name or an e-mail): their account is made and they "
+            "take part as if listed. Names the catalog does not know are refused unless given here; a name that is "
+            "a known person in another case or as an e-mail is refused here.")
 
 
 def config() -> Config:

@@ -108,8 +108,8 @@ PASSWORDS_HELP = "File of 'name password' lines for accounts made here (as in `c
 
 
 def _show_passwords(result) -> None:
-    from curation.labelstudio.accounts import annotator_email
     from curation.labelstudio.client import annotator_url
+    from curation.labelstudio.people import annotator_email
 
     for person, password in sorted(result.passwords.items()):
         typer.echo(f"  new account {person} ({annotator_email(person)}), password {password} "
@@ -121,7 +121,8 @@ def _show_passwords(result) -> None:
 @calibrate_app.command("export")
 def calibrate_export(
     annotators: Annotated[str | None, typer.Option(
-        help="Comma-separated annotators the catalog knows; each gets the same pilot batch.")] = None,
+        help="Comma-separated annotators the catalog knows (name or e-mail, any case); each gets the same "
+        "pilot batch.")] = None,
     add: Annotated[list[str] | None, typer.Option(help=ADD_HELP)] = None,
     pilot: Annotated[int | None, typer.Option(help="Number of pilot feeds; annotators write a task on each.")]
     = None,
@@ -166,7 +167,8 @@ def calibrate_import(
 @review_app.command("export")
 def review_export(
     reviewers: Annotated[str | None, typer.Option(
-        help="Comma-separated reviewers the catalog knows; nobody gets their own task.")] = None,
+        help="Comma-separated reviewers the catalog knows (name or e-mail, any case); nobody gets their own "
+        "task.")] = None,
     add: Annotated[list[str] | None, typer.Option(help=ADD_HELP)] = None,
     seed: Annotated[int, typer.Option(help="Breaks ties in the assignment.")] = 0,
     passwords: Annotated[Path | None, typer.Option(help=PASSWORDS_HELP)] = None,
@@ -197,8 +199,8 @@ def review_import() -> None:
 @adjudicate_app.command("export")
 def adjudicate_export(
     members: Annotated[str | None, typer.Option(
-        help="Comma-separated people the catalog knows who decide; each gets an account that can open the "
-        "project.")] = None,
+        help="Comma-separated people the catalog knows who decide (name or e-mail, any case); each gets an "
+        "account that can open the project.")] = None,
     add: Annotated[list[str] | None, typer.Option(help=ADD_HELP)] = None,
     passwords: Annotated[Path | None, typer.Option(help=PASSWORDS_HELP)] = None,
 ) -> None:

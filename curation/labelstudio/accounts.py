@@ -26,7 +26,7 @@ from curation.core.catalog import Catalog
 from curation.core.errors import AnnotationError, InputError, PrerequisiteError, UsageError
 from curation.core.stage import RunResult
 from curation.labelstudio.client import base_url, ls_call
-from curation.labelstudio.people import remember_person
+from curation.labelstudio.people import annotator_email, remember_person
 from curation.labelstudio.server import label_studio_bin
 
 PASSWORD_ENV = "LABEL_STUDIO_ANNOTATOR_PASSWORD"
@@ -112,11 +112,6 @@ class Account:
     organization_id: int
     created: bool
     password: str | None  # only when this call chose it (to print once); never stored
-
-
-def annotator_email(name: str) -> str:
-    # Label Studio's login form lower-cases the e-mail before it looks the user up.
-    return (name if "@" in name else f"{name}@annotators.local").lower()
 
 
 def read_passwords(path: Path | None) -> dict[str, str]:

@@ -18,6 +18,12 @@ from curation.core.progress import note
 GROUP = "group"  # the adjudication project's owner in qc_projects, not a person
 
 
+def annotator_email(name: str) -> str:
+    """The e-mail a person logs in with: their name at the annotators' domain, or the e-mail they were named
+    by. Label Studio's login form lower-cases the e-mail before it looks the user up, so case never counts."""
+    return (name if "@" in name else f"{name}@annotators.local").lower()
+
+
 def split_names(values: list[str] | str | None) -> list[str]:
     """Names from a comma list or repeated options, trimmed, empty ones dropped, order kept."""
     if values is None:
@@ -41,19 +47,28 @@ def known_people(catalog: Catalog) -> set[str]:
 
 def _suggestion(name: str, known: set[str]) -> str | None:
     by_lower = {k.lower(): k for k in known}
-    if name.lower() in by_lower:  # `Carol` for `carol`: the same e-mail, a different project
-        return by_lower[name.lower()]
     close = difflib.get_close_matches(name.lower(), sorted(by_lower), n=1, cutoff=0.6)
     return by_lower[close[0]] if close else None
 
 
+def same_person(name: str, known: set[str]) -> str | None:
+    """The known person `name` is, by the Label Studio account both would log in as: `Alice`, `alice` and
+    `alice@annotators.local` are one person (one e-mail, one account), whichever way it is typed."""
+    by_email = {annotator_email(k): k for k in known}
+    return by_email.get(annotator_email(name))
+
+
 def check_people(catalog: Catalog, named: list[str], add: list[str], role: str) -> list[str]:
-    """The people of this run (named and added), sorted; UsageError for the first name that is
-    neither known nor added, with the closest known name or the list of known ones."""
+    """The people of this run (named and added) by the names the catalog knows them by, sorted. A name
+    or e-mail of a known person is that person, in any case; UsageError for a name that is neither known
+    nor added (with the closest known name or the list of known ones), and for `--add` of someone known."""
     known = known_people(catalog)
-    added = set(add)
+    people: set[str] = set()
     for name in named:
-        if name in known or name in added:
+        if (person := same_person(name, known)) is not None:
+            people.add(person)
+            continue
+        if name in add:
             continue
         hint = _suggestion(name, known)
         if hint is not None:
@@ -64,12 +79,17 @@ def check_people(catalog: Catalog, named: list[str], add: list[str], role: str) 
             why = "nobody is known in this catalog yet"
         raise UsageError(f"unknown {role} {name!r} ({why}); a new person's account is made only when named with "
                          f"--add {name}")
-    if GROUP in added:
-        raise UsageError(f"--add {GROUP}: the name {GROUP!r} is kept for the deciding group's project")
-    for name in add:  # an explicit new person is made as asked; one who looks like a known one is pointed out
-        if name not in known and (hint := _suggestion(name, known)) is not None:
+    added: dict[str, str] = {}
+    for name in add:
+        if annotator_email(name) == annotator_email(GROUP):
+            raise UsageError(f"--add {name}: the name {GROUP!r} is kept for the deciding group's project")
+        if (person := same_person(name, known)) is not None:
+            raise UsageError(f"--add {name}: {person} is already known ({annotator_email(person)}, the same "
+                             f"account); name them as {person}, without --add")
+        added.setdefault(annotator_email(name), name)  # `--add Dana,dana` is one new person
+        if (hint := _suggestion(name, known)) is not None:
             note(f"warning: --add {name} makes a new person; {hint} is already known (check the spelling)")
-    return sorted(set(named) | added)
+    return sorted(people | set(added.values()))
 
 
 def remember_person(catalog: Catalog, name: str, run_id: str | None) -> None:

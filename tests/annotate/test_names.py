@@ -86,7 +86,7 @@ def test_unknown_names_are_refused_and_feeds_are_shared_evenly_for_good(fifty_fe
         "only when named with --add xavier")
     # the QC commands check their people the same way
     for args, expected in [
-        (("qc", "review", "export", "--reviewers", "jonas,Lotte"), "unknown reviewer 'Lotte' (did you mean lotte?)"),
+        (("qc", "review", "export", "--reviewers", "jonas,Lotet"), "unknown reviewer 'Lotet' (did you mean lotte?)"),
         (("qc", "calibrate", "export", "--annotators", "jonsa,kemal", "--pilot", "2"),
          "unknown annotator 'jonsa' (did you mean jonas?)"),
         (("qc", "adjudicate", "export", "--members", "lote"), "unknown group member 'lote' (did you mean lotte?)"),
@@ -101,6 +101,19 @@ def test_unknown_names_are_refused_and_feeds_are_shared_evenly_for_good(fifty_fe
     out = curate(*base, "annotate", "export", "--annotators", "lotte,jonas,kemal")
     assert out.returncode == 0 and "0 exported, 50 already in Label Studio" in out.stdout, out.stderr
     assert owners(fifty_feeds) == first
+    # one person, one name: another case or the e-mail is the same person, never a second one
+    out = curate(*base, "annotate", "export", "--annotators", "Lotte,jonas@annotators.local,KEMAL")
+    assert out.returncode == 0 and "0 exported, 50 already in Label Studio" in out.stdout, out.stderr
+    assert owners(fifty_feeds) == first
+    out = curate(*base, "annotate", "export", "--add", "Jonas")
+    assert out.returncode == 2 and only_line(out) == (
+        "error: --add Jonas: jonas is already known (jonas@annotators.local, the same account); name them as "
+        "jonas, without --add")
+    jonas = login(label_studio["url"], "jonas@annotators.local", label_studio["annotator_password"])
+    projects = jonas.get(f"{label_studio['url']}/api/projects/").json()["results"]
+    assert [p["title"] for p in projects] == ["LivingScreen authoring · jonas"]  # still in his own organization
+    with Catalog(fifty_feeds, read_only=True) as cat:
+        assert sorted(r[0] for r in cat.con.execute("SELECT name FROM people").fetchall()) == list(TEAM)
 
     # new feeds arrive and a fourth annotator joins: earlier feeds stay, the newcomer gets the new ones
     with Catalog(fifty_feeds) as cat:
