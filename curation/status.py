@@ -50,13 +50,24 @@ def status_report(cat: Catalog) -> Group:
                  *([Text("why recent runs did not finish:")] + failures if failures else []))
 
 
+def version_line(cat: Catalog, task_id: str, versions: list[int]) -> str:
+    """"version 3 of 3"; a renamed task's numbers go on from its old id's, so it says which it holds."""
+    if versions == list(range(1, len(versions) + 1)):
+        return f"version {versions[-1]} of {len(versions)}"
+    origin = cat.scalar("SELECT reason FROM task_transitions WHERE task_id = ? AND to_state = 'authored' "
+                        "AND reason LIKE 'renamed from %' ORDER BY version LIMIT 1", [task_id])
+    held = ", ".join(str(v) for v in versions)
+    return f"version {versions[-1]}; this id holds version{'s' if len(versions) > 1 else ''} {held}" + (
+        f", {origin}" if origin else "")
+
+
 def explain_task(cat: Catalog, task_id: str) -> list[str]:
     tasks = cat.rows("SELECT * FROM tasks WHERE task_id = ? ORDER BY version", [task_id])
     if not tasks:
         return []
     task = tasks[-1]
     state = cat.scalar("SELECT state FROM task_states WHERE task_id = ? AND version = ?", [task_id, task["version"]])
-    lines = [f"task {task_id} (version {task['version']} of {len(tasks)}, {state or 'no state'})"]
+    lines = [f"task {task_id} ({version_line(cat, task_id, [t['version'] for t in tasks])}, {state or 'no state'})"]
     for key in ("author", "feed_id", "feed_version", "tier", "subcategory", "instruction", "options", "eval_config"):
         lines.append(f"  {key}: {task[key]}")
     inherited = inherited_tasks(cat).get(task_id)

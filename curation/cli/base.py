@@ -74,7 +74,7 @@ def open_catalog(read_only: bool = False, create: bool = False) -> Catalog:
 
 @app.callback()
 def main_options(
-    catalog: Annotated[Path | None, typer.Option(help="Catalog file (default: [catalog] path).")] = None,
+    catalog: Annotated[Path | None, typer.Option(help="Catalog file (default: \\[catalog] path).")] = None,
     config_file: Annotated[Path | None, typer.Option(
         "--config", help="TOML laid over the defaults (default: $CURATE_CONFIG or ./curation.toml).")] = None,
     debug: Annotated[bool, typer.Option(

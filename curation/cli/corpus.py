@@ -111,7 +111,7 @@ def show_config(
 def keywords(
     executor: Annotated[str | None, typer.Option(help="local or ray (default: kind in the executor section).")] = None,
     workers: Annotated[int | None, typer.Option(
-        help="Local processes for more than 20k videos (default: [keywords] workers; 0 = one per core).")] = None,
+        help="Local processes for more than 20k videos (default: \\[keywords] workers; 0 = one per core).")] = None,
 ) -> None:
     """Each video's keyword set, with the origin of every keyword."""
     from dataclasses import replace

@@ -19,14 +19,14 @@ def release_build(
     version: Annotated[str, typer.Option(help="The new version, MAJOR.MINOR.PATCH.")],
     parent: Annotated[str | None, typer.Option(help="The release it follows (default: the latest before it).")]
     = None,
-    out: Annotated[Path | None, typer.Option(help="Folder to build under (default: [release] dir).")] = None,
+    out: Annotated[Path | None, typer.Option(help="Folder to build under (default: \\[release] dir).")] = None,
     repo: Annotated[str | None, typer.Option(help="ORG/NAME, for the card's loading example.")] = None,
     with_media: Annotated[bool, typer.Option(help="Copy the normalised video files into media/.")] = False,
     exclude_invalid: Annotated[bool, typer.Option(
         help="Leave out tasks that fail the task rules (listed in CHANGELOG.md) instead of refusing the build.")]
     = False,
     health_strict: Annotated[bool, typer.Option(
-        help="Refuse the build when the release's health breaks the [release] strict_* limits.")] = False,
+        help="Refuse the build when the release's health breaks the \\[release] strict_* limits.")] = False,
 ) -> None:
     """Freeze the tasks that finished QC into vX.Y.Z: parquet configs, runner JSON, card, changelog, manifest.
     Every task is judged by the task rules first: an error refuses the build unless --exclude-invalid."""
@@ -55,7 +55,7 @@ def release_verify(
     remote: Annotated[bool, typer.Option(help="Check the published tag vX.Y.Z at --repo instead of the folder.")]
     = False,
     repo: Annotated[str | None, typer.Option(help="The dataset repo, ORG/NAME (with --remote).")] = None,
-    endpoint: Annotated[str | None, typer.Option(help="The hub (default: HF_ENDPOINT, else [release] endpoint).")]
+    endpoint: Annotated[str | None, typer.Option(help="The hub (default: HF_ENDPOINT, else \\[release] endpoint).")]
     = None,
 ) -> None:
     """Re-hash every file against the manifest, and the manifest against the hash the catalog recorded
@@ -92,7 +92,7 @@ def release_verify(
 def release_publish(
     version: Annotated[str, typer.Argument(help="vX.Y.Z")],
     repo: Annotated[str, typer.Option(help="The dataset repo, ORG/NAME.")],
-    endpoint: Annotated[str | None, typer.Option(help="The hub (default: HF_ENDPOINT, else [release] endpoint).")]
+    endpoint: Annotated[str | None, typer.Option(help="The hub (default: HF_ENDPOINT, else \\[release] endpoint).")]
     = None,
     dry_run: Annotated[bool, typer.Option(help="List every file and the tag; no network, no token needed.")] = False,
 ) -> None:

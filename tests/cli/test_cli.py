@@ -162,3 +162,34 @@ def test_a_mistyped_command_line_is_one_error_line_with_exit_2(tmp_path):
         out = curate(*args)
         assert out.returncode == 2, (args, out.stderr)
         assert "Traceback" not in out.stderr and message.lower() in out.stderr.lower(), out.stderr
+
+
+def test_explain_says_which_versions_a_renamed_task_holds(tmp_path):
+    """A task renamed by a changed sub-category goes on with the old id's numbers: never "version 3 of 2"."""
+    from curation.core.catalog import Catalog, now
+
+    db = tmp_path / "c.duckdb"
+    with Catalog(db) as cat:
+        for task_id, version, state, reason in [("gui_like_3", 1, "retired", "renamed to gui_collect_3 v2"),
+                                                ("gui_collect_3", 2, "valid", "renamed from gui_like_3 v1"),
+                                                ("gui_collect_3", 3, "valid", None),
+                                                ("gui_like_4", 1, "valid", None), ("gui_like_4", 2, "valid", None)]:
+            cat.insert("tasks", {"task_id": task_id, "version": version, "author": "ada", "tier": "L1",
+                                 "created_at": now()})
+            for seq, (to, why) in enumerate([("authored", reason if state != "retired" else None), (state, None)]):
+                cat.insert("task_transitions", {"task_id": task_id, "version": version, "seq": seq, "to_state": to,
+                                                "reason": why if to == "authored" else reason, "who": "test",
+                                                "run_id": "t", "moved_at": now()})
+    renamed = curate("--catalog", str(db), "explain", "gui_collect_3")
+    assert renamed.returncode == 0, renamed.stderr
+    assert renamed.stdout.splitlines()[0] == ("task gui_collect_3 (version 3; this id holds versions 2, 3, renamed "
+                                              "from gui_like_3 v1, valid)")
+    plain = curate("--catalog", str(db), "explain", "gui_like_4").stdout.splitlines()[0]
+    assert plain == "task gui_like_4 (version 2 of 2, valid)"
+
+
+def test_help_shows_the_settings_it_names():
+    """Square brackets in help are rich markup unless escaped: `[catalog] path` must not vanish."""
+    assert "(default: [catalog] path)" in " ".join(curate("--help").stdout.split())
+    build = " ".join(curate("release", "build", "--help").stdout.replace("│", " ").split())
+    assert "(default: [release] dir)" in build and "the [release] strict_* limits" in build
