@@ -28,6 +28,11 @@ class InputError(CurationError):
     """An input file or folder that is missing or cannot be read."""
 
 
+class StateError(CurationError):
+    """What the catalog, a folder or a server already holds refuses the command (exit 1, as bad input: the
+    command line may be right, the state is what must change); the message names what and why."""
+
+
 class PrerequisiteError(CurationError):
     """A stage that needs another stage's output first ("run `curate embed` first")."""
 

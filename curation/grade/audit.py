@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from curation.core.catalog import Catalog, now
-from curation.core.errors import UsageError
+from curation.core.errors import PrerequisiteError
 from curation.core.stage import RunResult, StageRun, stage
 from curation.corpus.feeds import Feed
 from curation.corpus.visible import video_durations
@@ -93,7 +93,8 @@ def export_audit(run: StageRun, version: str, per_tier: int = 50, seed: int = 0,
     target = str(Version.parse(version))
     rows = catalog.rows("SELECT * FROM episode_grades WHERE release = ? ORDER BY model, task_id", [target])
     if not rows:
-        raise UsageError(f"no graded episodes for release {target}: run `curate grade LOGS_DIR --release {target}`")
+        raise PrerequisiteError(f"no graded episodes for release {target}: run "
+                                f"`curate grade LOGS_DIR --release {target}`")
     tasks = {r["task_id"]: json.loads(r["runner"]) for r in catalog.rows(
         "SELECT task_id, runner FROM release_tasks WHERE version = ?", [target])}
     chosen = sample(rows, per_tier, seed)

@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 
 from curation.core.catalog import now
-from curation.core.errors import FeedError, InputError, UsageError
+from curation.core.errors import FeedError, InputError, StateError, UsageError
 from curation.core.resources import resource_text
 from curation.core.stage import RunResult, StageRun, stage
 from curation.corpus.feeds import Feed, latest_feeds, load_feed
@@ -55,7 +55,7 @@ def choose_pilot(feeds: list[Feed], n: int, seed: int) -> list[Feed]:
     if n < 1:
         raise UsageError("--pilot must be at least 1")
     if n > len(feeds):
-        raise UsageError(f"--pilot {n}: the catalog has only {len(feeds)} feeds")
+        raise StateError(f"--pilot {n}: the catalog has only {len(feeds)} feeds")
     return sorted(feeds, key=lambda f: _rank(seed, f.feed_id))[:n]
 
 

@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 from curation import __version__
 from curation.core.catalog import Catalog, now
 from curation.core.config import FeedsConfig, ReleaseConfig, SourceConfig
-from curation.core.errors import InputError, PrerequisiteError, UsageError
+from curation.core.errors import InputError, PrerequisiteError, StateError
 from curation.core.progress import note
 from curation.core.stage import RunResult, StageRun, stage
 from curation.corpus.embed import make_embedder
@@ -144,7 +144,7 @@ def choose_parent(catalog: Catalog, version: Version, parent: str | None) -> str
     if parent is not None:
         if str(Version.parse(parent)) not in known:
             listed = ", ".join(sorted(known)) or "none"
-            raise UsageError(f"parent {parent} is not a recorded release (recorded: {listed})")
+            raise StateError(f"parent {parent} is not a recorded release (recorded: {listed})")
         return str(Version.parse(parent))
     earlier = sorted((Version.parse(v) for v in known if Version.parse(v) < version), reverse=True)
     return str(earlier[0]) if earlier else None
@@ -179,7 +179,7 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
     excluded = release_gate(run, rows, elements, sources, feeds, str(target), exclude_invalid)
     contents = gather(catalog, [r for r in rows if r["task_id"] not in excluded], elements)
     if folder.exists() and not _adoptable(catalog, folder, str(target), contents):
-        raise UsageError(f"{folder} exists: a release is never overwritten; choose a new version")
+        raise StateError(f"{folder} exists: a release is never overwritten; choose a new version")
     if not contents.tasks:
         raise PrerequisiteError("no task has finished QC (reviewed ok, or kept by the group): tasks pass "
                                 "`curate qc validate`, `curate qc shortcut`, then review (`curate qc review export`, "
@@ -189,7 +189,7 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
     if parent:
         check_bump(Version.parse(parent), target, len(diff.added), len(diff.removed), len(diff.changed))
         if not (diff.added or diff.removed or diff.changed):
-            raise UsageError(f"v{target} would hold exactly what v{parent} holds: a release needs a change "
+            raise StateError(f"v{target} would hold exactly what v{parent} holds: a release needs a change "
                              "(a task added, removed or revised)")
     health = release_health(contents.tasks, parent_health_rows(catalog, parent), similarity=settings.health_similarity,
                             embed=make_embedder(settings.health_embedding).encode if settings.health_embedding
@@ -201,7 +201,7 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
     content_sha = sha256_of([contents.tasks, contents.feeds, contents.videos])
     recorded = catalog.rows("SELECT * FROM releases WHERE version = ?", [str(target)])
     if recorded and recorded[0]["content_sha256"] != content_sha:
-        raise UsageError(f"v{target} was already released with other content: choose a new version")
+        raise StateError(f"v{target} was already released with other content: choose a new version")
     run.params.update(version=str(target), parent=parent, with_media=with_media, folder=str(folder),
                       exclude_invalid=exclude_invalid, health_strict=health_strict)
     result = BuiltRelease(run.counts, folder=folder, parent=parent, diff=diff)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from curation.core.catalog import Catalog, now
-from curation.core.errors import PrerequisiteError, UsageError
+from curation.core.errors import PrerequisiteError, StateError
 from curation.core.stage import RunResult, StageRun, stage
 from curation.corpus.feeds import Feed, insert_feeds
 from curation.release.build import record_runner_tasks
@@ -114,7 +114,7 @@ def import_livingscreen(run: StageRun, folder: Path, version: str) -> RunResult:
     recorded = catalog.rows("SELECT content_sha256, origin FROM releases WHERE version = ?", [target])
     if recorded:
         if recorded[0]["content_sha256"] != content:
-            raise UsageError(f"release {target} is already recorded ({recorded[0]['origin']}) with other content")
+            raise StateError(f"release {target} is already recorded ({recorded[0]['origin']}) with other content")
         run.counts["tasks_unchanged"] = len(elements)
         return RunResult(run.counts)
     feeds_before = catalog.scalar("SELECT count(*) FROM feeds")

@@ -19,7 +19,7 @@ from typing import Any
 
 from curation.core.catalog import Catalog, now
 from curation.core.config import ReleaseConfig, secret
-from curation.core.errors import AnnotationError, InputError, UsageError
+from curation.core.errors import AnnotationError, InputError, StateError, UsageError
 from curation.core.stage import RunResult, StageRun, stage
 from curation.release.manifest import MANIFEST, hash_tree, verify
 from curation.release.semver import Version
@@ -139,7 +139,7 @@ def publish_release(run: StageRun, version: str, repo: str, settings: ReleaseCon
         _hub(f"creating the dataset repo {repo}", api.create_repo, repo, repo_type="dataset", exist_ok=True)
         refs = _hub(f"listing the tags of {repo}", api.list_repo_refs, repo, repo_type="dataset")
         if target.tag in {t.name for t in refs.tags}:
-            raise UsageError(f"{repo} already has the tag {target.tag}: a published version is never replaced")
+            raise StateError(f"{repo} already has the tag {target.tag}: a published version is never replaced")
         head = next((b.target_commit for b in refs.branches if b.name == "main"), None)
         remote = [f.path for f in _hub(f"listing the files of {repo}", lambda: list(api.list_repo_tree(
             repo, recursive=True, revision=head, repo_type="dataset"))) if isinstance(f, RepoFile)] if head else []

@@ -4,7 +4,7 @@ import os
 import subprocess
 import sys
 
-from tests.conftest import FIXTURES, KUAIREC_CSV, ROOT
+from tests.conftest import FAKESV_PUBLIC, FIXTURES, KUAIREC_CSV, ROOT
 
 
 def curate(*args: str, unset: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
@@ -193,3 +193,20 @@ def test_help_shows_the_settings_it_names():
     assert "(default: [catalog] path)" in " ".join(curate("--help").stdout.split())
     build = " ".join(curate("release", "build", "--help").stdout.replace("│", " ").split())
     assert "(default: [release] dir)" in build and "the [release] strict_* limits" in build
+
+
+def test_refusals_by_the_catalogs_state_exit_1(tmp_path):
+    """The README keeps exit 2 for a command line that cannot be right; what the catalog holds refusing a
+    right command line is exit 1: a parent that is not recorded, grades that do not exist yet."""
+    from tests.release.test_livingscreen import write_release
+
+    db = str(tmp_path / "c.duckdb")
+    assert curate("--catalog", db, "ingest", "fakesv", str(FAKESV_PUBLIC)).returncode == 0
+    first, other = write_release(tmp_path / "first"), write_release(tmp_path / "other")
+    (other / "gui_action.json").write_text("[]", encoding="utf-8")
+    assert curate("--catalog", db, "release", "import-livingscreen", str(first), "--version", "1.0.0").returncode == 0
+    for args, message in [(("release", "import-livingscreen", str(other), "--version", "1.0.0"),
+                           "release 1.0.0 is already recorded (imported) with other content"),
+                          (("grade", "audit", "export", "--release", "1.0.0"), "no graded episodes for release")]:
+        out = curate("--catalog", db, *args)
+        assert out.returncode == 1 and message in out.stderr, (args, out.returncode, out.stderr)

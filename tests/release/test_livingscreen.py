@@ -8,7 +8,7 @@ import pytest
 
 from curation.core.catalog import Catalog
 from curation.core.config import load_config
-from curation.core.errors import PrerequisiteError, UsageError
+from curation.core.errors import PrerequisiteError, StateError
 from curation.qc.validate import validate_catalog
 from curation.release.build import build_release
 from curation.release.livingscreen import export_livingscreen, import_livingscreen
@@ -86,7 +86,7 @@ def test_import_then_export_gives_back_the_same_json_in_the_same_order(catalog, 
     # importing the same release again changes nothing; the same version with other content is refused
     assert import_livingscreen(catalog, source, "1.0.0")["tasks_unchanged"] == 5
     changed = {**RELEASE, "gui_action.json": RELEASE["gui_action.json"][:1]}
-    with pytest.raises(UsageError, match="already recorded"):
+    with pytest.raises(StateError, match="already recorded"):
         import_livingscreen(catalog, write_release(tmp_path / "v1b", changed), "1.0.0")
     assert catalog.scalar("SELECT count(*) FROM tasks") == 5
 
