@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from curation.core.errors import InputError, UsageError
+from curation.core.errors import InputError, StateError, UsageError
 from curation.core.stage import StageRun
 from curation.corpus.feeds import latest_feeds
 from curation.qc.calibrate import choose_pilot, read_questions
@@ -55,7 +55,7 @@ def test_the_pilot_is_the_same_feeds_for_a_seed_whatever_their_order(feeds):
     chosen = [f.feed_id for f in choose_pilot(all_feeds, 3, seed=4)]
     assert [f.feed_id for f in choose_pilot(list(reversed(all_feeds)), 3, seed=4)] == chosen
     assert len(set(chosen)) == 3 and [f.feed_id for f in choose_pilot(all_feeds, 3, seed=5)] != chosen
-    with pytest.raises(UsageError, match="only 6 feeds"):
+    with pytest.raises(StateError, match="only 6 feeds"):
         choose_pilot(all_feeds, 7, seed=4)
     with pytest.raises(UsageError, match="at least 1"):
         choose_pilot(all_feeds, 0, seed=4)
