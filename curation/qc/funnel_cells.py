@@ -63,6 +63,8 @@ def task_outcomes(catalog: Catalog) -> list[dict[str, Any]]:
         WITH path AS (
             SELECT task_id, bool_or(to_state = 'revised') AS revised,
                    bool_or(to_state IN ('reviewed_ok', 'escalated')) AS went_through_review,
+                   bool_or(to_state = 'escalated') AS escalated,
+                   bool_or(to_state IN ('kept', 'deleted', 'revised')) AS decided_once,
                    count(DISTINCT version) AS versions,
                    arg_min(to_state, version * 1000000 + seq) AS origin
             FROM task_transitions GROUP BY task_id),
@@ -70,6 +72,7 @@ def task_outcomes(catalog: Catalog) -> list[dict[str, Any]]:
             SELECT task_id, version, reason FROM task_transitions WHERE to_state = 'shortcut_passed'
             QUALIFY seq = max(seq) OVER (PARTITION BY task_id, version))
         SELECT t.task_id, t.tier, t.subcategory, t.lead_time_s, p.revised, p.went_through_review, p.versions,
+               p.escalated, p.escalated AND p.decided_once AS decided,
                p.origin, coalesce(starts_with(s.reason, 'not filtered'), false) AS not_filtered
         FROM latest_tasks t JOIN path p USING (task_id)
         LEFT JOIN passed s ON s.task_id = t.task_id AND s.version = t.version""")}
@@ -77,7 +80,9 @@ def task_outcomes(catalog: Catalog) -> list[dict[str, Any]]:
     for task in latest_states(catalog):
         fact = facts[task["task_id"]]
         end = _end_state(task["state"], task["task_id"] in inherited)
-        depth = _DEPTH.get(end, 0)
+        # a task counts in every stage its path reached on any version: one escalated and decided at v1,
+        # revised and reviewed ok at v2, still went to the group and was decided
+        depth = max(_DEPTH.get(end, 0), 6 if fact["decided"] else 5 if fact["escalated"] else 0)
         stages = ["tasks", *_FLOW[:depth]] + (["releasable"] if task["state"] in RELEASED_STATES else [])
         rows.append({"task_id": task["task_id"], "version": task["version"], "versions": fact["versions"],
                      "tier": fact["tier"], "subcategory": fact["subcategory"], "author": task["author"],

@@ -79,8 +79,9 @@ def card_facts(catalog: Catalog, tasks: list[dict[str, Any]], videos: list[dict[
         out.reviewed += bool(reached & {"reviewed_ok", "escalated"})
         out.blind_reviews += bool(catalog.scalar("SELECT count(*) FROM reviews WHERE task_id = ? AND task_version = ?",
                                                  [task_id, version]))
+        # a decision on any version of the task's path counts (a revision ships the version after it)
         out.group_decisions += bool(catalog.scalar("SELECT count(*) FROM decisions WHERE task_id = ? AND "
-                                                   "task_version = ?", [task_id, version]))
+                                                   "task_version <= ?", [task_id, version]))
         verdict = _verdict(catalog, task_id, version)
         if verdict is None:
             out.not_judged[_why_not_judged(catalog, task_id, version, inherited)] += 1
