@@ -51,7 +51,8 @@ def qc_validate(
         for task_id, version, why in left:
             typer.echo(f"{task_id}\terror\tneeds-fix\tv{version} was sent back: {why}")
         noted = Counter(d.code for d in defects if d.severity == "info")
-        typer.echo(f"{checked:,} tasks checked: {count['error']:,} errors, {count['warning']:,} warnings, "
+        errors = count["error"] + len(left)  # every error line printed above, the versions sent back included
+        typer.echo(f"{checked:,} tasks checked: {errors:,} errors, {count['warning']:,} warnings, "
                    f"{count['info']:,} notes" + (f" ({', '.join(f'{n:,} {c}' for c, n in sorted(noted.items()))}"
                                                   f"{'' if notes else '; --notes lists them'})" if noted else "")
                    + (f"; {len(left):,} tasks sent back to their authors wait for a fix" if left else "")

@@ -125,6 +125,10 @@ class FeedsConfig:
     distractor_sources: Literal["same", "any"] = field(default="same", metadata=_help(
         "same: distractors come from the sources of the feed's anchor videos (no cross-corpus tell); any: all"))
 
+    @property
+    def ratio_range(self) -> tuple[float, float]:
+        return (self.ratio_min, self.ratio_max)
+
     def __post_init__(self) -> None:
         if not 0 < self.ratio_min <= self.ratio_max:
             raise ConfigError(f"[feeds] needs 0 < ratio_min <= ratio_max, got {self.ratio_min}, {self.ratio_max}")

@@ -231,7 +231,8 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
     (partial / "health.svg").write_text(health_svg(health), encoding="utf-8")
     (partial / "README.md").write_text(render_card(settings, str(target), repo, configs, contents.tasks,
                                                    contents.videos, qc, parent, health_table_markdown(health),
-                                                   facts=card_facts(catalog, contents.tasks, contents.videos),
+                                                   facts=card_facts(catalog, contents.tasks, contents.videos,
+                                                                    ratio_range=(feeds or FeedsConfig()).ratio_range),
                                                    with_media=with_media), encoding="utf-8")
     (partial / "CHANGELOG.md").write_text(changelog(str(target), parent, diff), encoding="utf-8")
     if with_media:

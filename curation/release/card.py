@@ -123,6 +123,16 @@ def shortcut_lines(facts: CardFacts) -> list[str]:
     return lines
 
 
+def drift_warning(facts: CardFacts | None) -> list[str]:
+    """The tasks whose feed, as the annotator edited it, left the distractor ratio range (`feeds drift`)."""
+    if facts is None or not facts.drifted:
+        return []
+    lo, hi = facts.ratio_range
+    shown = ", ".join(f"{t} ({'no anchor video left' if r is None else f'{r:.2f}'})" for t, r in facts.drifted)
+    return [f"Warning: {len(facts.drifted)} tasks are played on a feed whose distractor ratio left [{lo}, {hi}] "
+            f"after its annotator's edits (distractors per anchor video): {shown}."]
+
+
 def render_card(settings: ReleaseConfig, version: str, repo: str | None, configs: list[str],
                 tasks: list[dict[str, Any]], videos: list[dict[str, Any]], qc: dict[str, Any],
                 parent: str | None, health: str | None = None, facts: CardFacts | None = None,
@@ -204,7 +214,7 @@ def render_card(settings: ReleaseConfig, version: str, repo: str | None, configs
               f"{people[0]} task authors and {people[1]} reviewers, named here only by stable pseudonyms.", "",
               "#### Personal and Sensitive Information", "",
               *_bullets(sensitive(set(sources), {t["subcategory"] for t in tasks})),
-              "## Bias, Risks, and Limitations", "", *_bullets(LIMITATIONS),
+              "## Bias, Risks, and Limitations", "", *_bullets(LIMITATIONS + drift_warning(facts)),
               "### Recommendations", "", *_bullets(RECOMMENDATIONS),
               "## Citation", "", "```bibtex", settings.citation.strip() or PAPER_BIBTEX, "```", "",
               "## Glossary", "", *_bullets([f"**{k}**: {v}" for k, v in GLOSSARY.items()]),

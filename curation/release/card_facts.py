@@ -42,6 +42,8 @@ class CardFacts:
     group_decisions: int = 0                          # escalated and decided by the group
     inherited: Counter[str] = field(default_factory=Counter)   # reason (names the release) -> tasks
     videos_without_metadata: int = 0
+    ratio_range: tuple[float, float] = (0.5, 2.0)
+    drifted: list[tuple[str, float | None]] = field(default_factory=list)  # task, its played feed's ratio
 
 
 def _verdict(catalog: Catalog, task_id: str, version: int) -> dict[str, Any] | None:
@@ -66,9 +68,14 @@ def _count(facts: InspectorFacts, answers: list[dict[str, Any]]) -> None:
         facts.unreadable += 1
 
 
-def card_facts(catalog: Catalog, tasks: list[dict[str, Any]], videos: list[dict[str, Any]]) -> CardFacts:
-    out = CardFacts(tasks=len(tasks), videos_without_metadata=sum(1 for v in videos if v["metadata_missing"]))
+def card_facts(catalog: Catalog, tasks: list[dict[str, Any]], videos: list[dict[str, Any]],
+               ratio_range: tuple[float, float] = (0.5, 2.0)) -> CardFacts:
+    out = CardFacts(tasks=len(tasks), videos_without_metadata=sum(1 for v in videos if v["metadata_missing"]),
+                    ratio_range=ratio_range)
     for task in tasks:
+        ratio = played_ratio(task)
+        if ratio != "as built" and (ratio is None or not ratio_range[0] <= ratio <= ratio_range[1]):
+            out.drifted.append((task["task_id"], ratio))
         task_id, version = task["task_id"], task["task_version"]
         inherited = task["qc"].get("inherited_from")
         if inherited:
@@ -99,6 +106,17 @@ def card_facts(catalog: Catalog, tasks: list[dict[str, Any]], videos: list[dict[
             facts.views.add(f"{params.get('template', '?')} prompt ({params.get('language', '?')})")
             _count(facts, answers)
     return out
+
+
+def played_ratio(task: dict[str, Any]) -> float | None | str:
+    """Distractors per anchor video in the feed the task is played on; "as built" when its edits changed nothing
+    of the base feed's videos, None when no anchor video is left."""
+    anchors, feed = set(task["anchor_videos"]), task["video_feed"]
+    base = anchors | set(task["distractor_videos"])
+    if not anchors or set(feed) == base:
+        return "as built"
+    kept = len(anchors & set(feed))
+    return (len(feed) - kept) / kept if kept else None
 
 
 def _why_not_judged(catalog: Catalog, task_id: str, version: int, inherited: str | None) -> str:

@@ -46,6 +46,8 @@ RULES: dict[str, Rule] = {r.code: r for r in (
     Rule("feed-keyword-other-overlap", WARNING, "no video is both an anchor and a distractor"),
     Rule("feed-edited", INFO, "edits of the base feed are counted"),
     Rule("feed-ratio-out-of-range", WARNING, "the base feed's distractor ratio stays in the configured range"),
+    Rule("feed-ratio-drifted", WARNING, "the feed as the task plays it, after its edits, keeps its distractor ratio "
+         "in the configured range"),
     Rule("feed-edit-unreadable", ERROR, "feed edits are lines of order, delete or swap the feed allows"),
     Rule("options-unparsed", ERROR, "a label task offers at least two lettered options"),
     Rule("answer-missing", ERROR, "a label task has an answer"),
@@ -158,6 +160,14 @@ def _check_feed(task: TaskRecord, ctx: RuleContext) -> Iterable[Defect]:
     if keyword and not lo <= len(other) / len(keyword) <= hi:
         yield Defect(tid, "feed-ratio-out-of-range",
                      f"base distractor ratio {len(other) / len(keyword):.2f} outside [{lo}, {hi}]")
+    if keyword and (deleted or swapped_in):
+        # what `curate feeds drift` flags: the edits moved the ratio of the feed the task is played on
+        anchors = len(set(feed) & set(keyword))
+        played = (len(feed) - anchors) / anchors if anchors else float("inf")
+        if not lo <= played <= hi:
+            yield Defect(tid, "feed-ratio-drifted", f"the feed as edited has distractor ratio "
+                         f"{'no keyword video left' if not anchors else f'{played:.2f}'} outside [{lo}, {hi}] "
+                         f"(base {len(other) / len(keyword):.2f})")
 
 
 def _check_label(task: TaskRecord, ctx: RuleContext) -> Iterable[Defect]:

@@ -12,7 +12,7 @@ import sys
 import pyarrow.parquet as pq
 import pytest
 
-from curation.core.errors import PrerequisiteError, UsageError
+from curation.core.errors import PrerequisiteError, StateError, UsageError
 from curation.corpus.feeds import load_feed
 from curation.qc.validate import validate_tasks
 from curation.release.build import build_release
@@ -85,11 +85,11 @@ def test_rebuilds_are_byte_identical_never_overwrite_and_versions_move_as_semver
     files = sorted(p.relative_to(tmp_path / "a").as_posix() for p in (tmp_path / "a").rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(tmp_path / "b").as_posix() for p in again.folder.rglob("*") if p.is_file())
     assert all((tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes() for f in files)
-    with pytest.raises(UsageError, match="never overwritten"):
+    with pytest.raises(StateError, match="never overwritten"):
         build_release(cat, "1.0.0", settings(tmp_path / "a"))
     with pytest.raises(UsageError, match="must come after its parent 1.0.0"):
         build_release(cat, "0.9.0", settings(tmp_path / "a"), parent="1.0.0")
-    with pytest.raises(UsageError, match="v1.0.1 would hold exactly what v1.0.0 holds: a release needs a change"):
+    with pytest.raises(StateError, match="v1.0.1 would hold exactly what v1.0.0 holds: a release needs a change"):
         build_release(cat, "1.0.1", settings(tmp_path / "a"))  # no empty releases, not even a patch
 
     plant_task(cat, "gui_collect_1", feeds[0], tier="L1", subcategory="gui_collect", eval_type="platform",
@@ -99,7 +99,7 @@ def test_rebuilds_are_byte_identical_never_overwrite_and_versions_move_as_semver
     with pytest.raises(UsageError, match="1 tasks added since 1.0.0: that is a minor change, so the version must be "
                                          "at least 1.1.0, not 1.0.1"):
         build_release(cat, "1.0.1", settings(tmp_path / "a"))
-    with pytest.raises(UsageError, match="already released with other content"):
+    with pytest.raises(StateError, match="already released with other content"):
         build_release(cat, "1.0.0", settings(tmp_path / "c"))
     minor = build_release(cat, "1.1.0", settings(tmp_path / "a"))
     assert minor.parent == "1.0.0" and minor.configs[-1] == "v1_0_0_to_v1_1_0"

@@ -120,3 +120,29 @@ def test_a_card_claims_no_filter_that_did_not_run_and_no_licence_name_for_a_name
     assert "4 tasks went through this team's QC review: 0 with a blind review" in text
     assert "@misc{x, title = {X}}" in text and PAPER_BIBTEX not in text
     assert missing_sections(text) == []
+
+
+def test_a_feed_edited_out_of_the_ratio_range_is_a_warning_at_validate_and_in_the_card(clustered_catalog, tmp_path):
+    """An annotator deletes anchor videos until the feed the task plays has 0.40-style drift (`feeds drift`):
+    `qc validate` warns (feed-ratio-drifted) and the card says which task and what ratio."""
+    from curation.qc.validate import validate_catalog
+
+    cat = clustered_catalog
+    reviewed_catalog(cat)
+    row = cat.rows("SELECT * FROM feeds WHERE feed_id = (SELECT feed_id FROM tasks WHERE task_id = "
+                   "'feature_analysis_1') AND version = 1")[0]
+    anchors, others = list(row["keyword_videos"]), list(row["other_videos"])
+    kept = [v for v in row["video_feed"] if v in others] + anchors[:max(1, len(others) // 3)]
+    played = (len(kept) - min(len(anchors), max(1, len(others) // 3))) / min(len(anchors), max(1, len(others) // 3))
+    assert not 0.5 <= played <= 2.0  # the edit really leaves the range
+    cat.insert("feeds", {**{k: row[k] for k in ("feed_id", "anchor_cluster", "cluster_run", "keyword_videos",
+                                                  "other_videos", "seed", "run_id", "total_runtime_s")},
+                         "version": 2, "video_feed": kept, "ratio": row["ratio"], "created_at": now(),
+                         "edit": json.dumps({"by": "bob", "delete": len(row["video_feed"]) - len(kept)})})
+    cat.con.execute("UPDATE tasks SET feed_version = 2 WHERE task_id = 'feature_analysis_1'")
+    found = [d for d in validate_catalog(cat, load_config().feeds).defects if d.code == "feed-ratio-drifted"]
+    assert [(d.task_id, d.severity) for d in found] == [("feature_analysis_1", "warning")]
+    assert f"distractor ratio {played:.2f} outside [0.5, 2.0]" in found[0].message
+    text = (build_release(cat, "1.0.0", settings(tmp_path), repo="org/ls").folder / "README.md").read_text("utf-8")
+    assert (f"Warning: 1 tasks are played on a feed whose distractor ratio left [0.5, 2.0] after its annotator's "
+            f"edits (distractors per anchor video): feature_analysis_1 ({played:.2f}).") in text

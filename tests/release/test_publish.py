@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from curation.core.errors import ConfigError, InputError, UsageError
+from curation.core.errors import ConfigError, InputError, StateError, UsageError
 from curation.release.build import build_release
 from curation.release.publish import publish_release
 from tests.core.contract import run_traced
@@ -82,7 +82,7 @@ def test_publish_is_one_commit_with_every_file_then_the_tag(built, monkeypatch):
         assert len(hub.repos[REPO]["commits"]) == 2  # the repo's first commit, and the release
 
         seen = len(hub.requests)
-        with pytest.raises(UsageError, match="already has the tag v1.0.0"):
+        with pytest.raises(StateError, match="already has the tag v1.0.0"):
             publish_release(cat, "1.0.0", REPO, config, hub.url)
         assert [r["path"] for r in hub.requests[seen:]] == ["/api/repos/create", f"{api}/refs"]
     recorded = cat.rows("SELECT * FROM publications")

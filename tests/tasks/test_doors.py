@@ -124,8 +124,9 @@ def test_every_rule_is_reached_by_some_door():
     runner_only = {  # shapes the authoring language cannot write
         "duplicate-task-id", "eval-type-unknown", "eval-type-mismatch", "feed-empty", "feed-too-long",
         "feed-unknown-video", "feed-video-not-playable", "feed-video-no-media-yet", "feed-keyword-other-overlap",
-        "feed-edited", "feed-ratio-out-of-range", "answer-malformed", "platform-has-answer", "unknown-func",
-        "unexpected-arg", "missing-arg", "position-not-integer", "target-sec-negative", "near-duplicate-task"}
+        "feed-edited", "feed-ratio-out-of-range", "feed-ratio-drifted", "answer-malformed", "platform-has-answer",
+        "unknown-func", "unexpected-arg", "missing-arg", "position-not-integer", "target-sec-negative",
+        "near-duplicate-task"}
     authoring_only = {"end-state-unreadable", "feed-edit-unreadable"}
     assert set(RULES) == set(CASES) | runner_only | authoring_only
 

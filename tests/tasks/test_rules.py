@@ -89,6 +89,8 @@ DOUBTFUL = [  # a person should look, but the task runs and grades as written
     ("feed-too-long", 3, lambda t: t.update(video_feed=[f"FakeSV/{i}" for i in range(21)])),
     ("feed-duplicate-video", 3, lambda t: t.update(video_feed=FEED + [FEED[0]])),
     ("feed-keyword-other-overlap", 0, lambda t: t.update(other_videos=FEED[2:7])),
+    # 5 distractors for 3 anchors; deleting an anchor plays 5 for 2 (2.50), what `feeds drift` flags
+    ("feed-ratio-drifted", 0, lambda t: t.update(video_feed=[v for v in FEED if v != FEED[1]])),
 ]
 
 
@@ -107,7 +109,7 @@ def test_duplicate_video_names_both_positions():
 
 
 LOOKS_WRONG_BUT_VALID = [  # what a real, annotator-edited release holds
-    ("a base video deleted by the annotator", 0, lambda t: t.update(video_feed=[v for v in FEED if v != FEED[1]])),
+    ("a base video deleted by the annotator", 0, lambda t: t.update(video_feed=[v for v in FEED if v != FEED[4]])),
     ("a distractor swapped in", 0, lambda t: t.update(video_feed=FEED[:7] + ["FakeSV/20"])),
     ("'none of the above' as the unanswerable option", 1,
      lambda t: t.update(instruction="作者下一条会拍什么？\nA:美食 B:旅行 C:以上说法都不对")),
