@@ -194,3 +194,20 @@ def test_every_life_cycle_state_has_its_place():
     never_current = {"revised", "retired"}  # a revision is the next version; a retired id is not a task
     assert set(STATES) - never_current <= shown
     assert [key for key, _ in STAGES][0] == "tasks"
+
+
+def test_validate_counts_every_error_line_it_prints(clustered_catalog):
+    """A version sent back to its author is an error line in `qc validate`: the summary counts it."""
+    from tests.qc.helpers import planted_catalog
+
+    cat = clustered_catalog
+    (feed,) = planted_catalog(cat, 1, seed=97)
+    _label(cat, "feature_analysis_1", feed, BIRDS, "", status="needs_fix")
+    cat.con.execute("UPDATE task_transitions SET reason = 'answer-missing: no answer chosen' "
+                    "WHERE to_state = 'needs_fix'")
+    db = str(cat.path)
+    cat.close()
+    out = curate("--catalog", db, "qc", "validate")
+    errors = [line for line in out.stdout.splitlines() if "\terror\t" in line]
+    assert out.returncode == 1 and len(errors) == 1, out.stdout
+    assert "1 tasks checked: 1 errors, 0 warnings" in out.stdout
