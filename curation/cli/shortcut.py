@@ -70,6 +70,7 @@ def qc_shortcut(report: Annotated[bool, typer.Option(help="Write the HTML report
     cfg = config().qc.shortcut
     path = Path(cfg.report) if report else None
     typer.echo(f"configuration from {config_origin()}")
+    typer.echo(cfg.who_decides())
     with open_catalog() as cat:
         try:
             result = filter_shortcuts(cat, cfg, report=path, source=config_origin())
@@ -102,6 +103,7 @@ def shortcut_config_show() -> None:
     same = record is not None and record.config_sha256 == digest
     typer.echo(f"in force  {digest}, from {config_origin()}"
                + (": the configuration of record" if same else ""))
+    typer.echo(f"  {config().qc.shortcut.who_decides()}")
     if record is not None and not same:
         typer.echo("  differs from the configuration of record in: "
                    + ("; ".join(config_changes(record.config, decisive)) or "settings not recorded"))

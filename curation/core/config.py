@@ -196,6 +196,11 @@ class InspectorConfig:
     minimum: float = field(default=0.34, metadata=_help("lexical: overlap the best option needs"))
 
     def __post_init__(self) -> None:
+        if self.kind == "lexical" and (self.base_url or self.model):
+            # a server and a model say a language model was meant: never run the word-overlap baseline for it
+            raise ConfigError(f"[[qc.shortcut.inspectors]] {self.name}: base_url and model are set but kind is "
+                              f"lexical (the default when kind is missing): set kind = \"openai\" for a language "
+                              "model, or drop base_url and model")
         if self.kind == "openai":
             for key in ("base_url", "model"):
                 if not getattr(self, key):
@@ -228,6 +233,17 @@ class ShortcutConfig:
         _at_least(self, "qc.shortcut", concurrency=1, max_correct=0)
         if not 0 <= self.max_unparsed_share <= 1:
             raise ConfigError(f"qc.shortcut.max_unparsed_share must be between 0 and 1, got {self.max_unparsed_share}")
+
+    def who_decides(self) -> str:
+        """Which inspectors' answers decide a task under the rule in force, in one line."""
+        names = [i.name for i in self.inspectors]
+        if self.rule == "paper":
+            rest = f"; the answers of {', '.join(names[1:])} are kept as evidence only" if names[1:] else ""
+            more = "; its further samples are evidence only" if self.inspectors[0].samples > 1 else ""
+            return (f"rule paper: inspector {names[0]} decides, by its first answer (discarded when right)"
+                    f"{more}{rest}")
+        return (f"rule mmstar: every answer of {', '.join(names)} counts; a task is kept when at most "
+                f"{self.max_correct} of them are right")
 
 
 @dataclass(frozen=True)

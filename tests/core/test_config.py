@@ -34,6 +34,9 @@ def test_a_file_lays_over_the_defaults_key_by_key(tmp_path):
     ("[feeds]\nratio_min = 3.0\n", "ratio_min <= ratio_max"),
     ("[media]\nsuffixes = '.mp4'\n", "media.suffixes must be a list"),
     ("[[qc.shortcut.inspectors]]\nname = 'x'\nkind = 'openai'\n", "x: base_url is required"),
+    # a model named without `kind`: never silently the word-overlap baseline
+    ("[[qc.shortcut.inspectors]]\nname = 'qwen'\nbase_url = 'http://127.0.0.1:8077/v1'\nmodel = 'q'\n",
+     "qwen: base_url and model are set but kind is lexical"),
     ("[cluster\n", "my.toml"),
     ("[qc.shortcut]\nconcurrency = 0\n", "qc.shortcut.concurrency must be at least 1"),
     ("[embedding]\nbatch_size = 0\n", "embedding.batch_size must be at least 1"),
@@ -98,3 +101,16 @@ def test_an_unset_secret_fails_up_front_naming_the_variable(monkeypatch):
     (built,) = make_inspectors(spec.inspectors)
     assert built.api_key == "sk-test" and "sk-test" not in repr(built)
     assert config.qc.shortcut.inspectors[0].kind == "lexical"
+
+
+def test_the_run_says_which_inspector_decides_under_each_rule(tmp_path):
+    two = ("[[qc.shortcut.inspectors]]\nname = 'first'\nkind = 'openai'\nbase_url = 'http://127.0.0.1:9/v1'\n"
+           "model = 'm'\nsamples = 3\n[[qc.shortcut.inspectors]]\nname = 'second'\n")
+    paper = load_config(_file(tmp_path, two), environ={}).qc.shortcut
+    assert paper.who_decides() == ("rule paper: inspector first decides, by its first answer (discarded when right); "
+                                   "its further samples are evidence only; the answers of second are kept as "
+                                   "evidence only")
+    mmstar = load_config(_file(tmp_path, "[qc.shortcut]\nrule = 'mmstar'\nmax_correct = 1\n" + two),
+                         environ={}).qc.shortcut
+    assert mmstar.who_decides() == ("rule mmstar: every answer of first, second counts; a task is kept when at most "
+                                    "1 of them are right")

@@ -57,6 +57,7 @@ def test_a_verdict_stays_put_until_another_configuration_is_adopted(clustered_ca
     assert first.returncode == 0, first.stderr
     assert f"configuration from {team / 'curation.toml'} (./curation.toml of the working directory)" in first.stdout
     assert "the configuration of record from this run on" in first.stdout
+    assert "\nrule paper: inspector " in first.stdout and " decides, by its first answer" in first.stdout
     assert "feature_analysis_1 v1: valid -> shortcut_discarded" in first.stdout
     assert _states(Path(db)) == {"feature_analysis_1": "shortcut_discarded", "feature_analysis_2": "shortcut_passed"}
     (record,) = _records(Path(db))
