@@ -41,9 +41,14 @@ def _counts(video: VisibleVideo) -> str:
 
 
 def video_card(position: int, video: VisibleVideo, comments: list[dict[str, Any]],
-               media: dict[str, Any] | None, media_root: Path) -> str:
-    """One video as the app shows it (the shared visible-metadata definition), plus its player."""
+               media: dict[str, Any] | None, media_root: Path, claim: str | None = None) -> str:
+    """One video as the app shows it (the shared visible-metadata definition), plus its player. Without a
+    caption, the text the catalog keeps about the video (a corpus's event claim) stands in, marked as such,
+    so the annotator has something to write about; "no title" only when the catalog has nothing."""
     esc = html.escape
+    title = esc(video.caption) if video.caption else (
+        f'<span class="ls-meta">事件 / event (not shown in the app):</span> {esc(claim)}' if claim
+        else "(no title / 无标题)")
     player = ""
     if media:
         src = local_file_url(media.get("output_path"), media_root)
@@ -64,8 +69,7 @@ def video_card(position: int, video: VisibleVideo, comments: list[dict[str, Any]
     more = len(comments) - MAX_COMMENTS
     return (
         f'<div class="ls-video" data-position="{position}" data-video-id="{esc(video.video_id)}">'
-        f'<div><span class="ls-pos">{position}</span><b class="ls-title">{esc(video.caption or "(no title / 无标题)")}'
-        "</b></div>"
+        f'<div><span class="ls-pos">{position}</span><b class="ls-title">{title}</b></div>'
         f"{player}"
         + (f'<div class="ls-meta">{tags}</div>' if tags else "")
         + (f'<div class="ls-meta">{author}</div>' if author else "")
@@ -84,7 +88,10 @@ def render_feed(catalog: Catalog, feed: Feed, media_root: Path) -> str:
         comments.setdefault(c["video_id"], []).append(c)
     media = {m["video_id"]: m for m in catalog.rows(
         "SELECT * FROM media_outputs WHERE list_contains(?, video_id)", [ids])}
-    cards = [video_card(i + 1, visible[v], comments.get(v, []), media.get(v), media_root)
+    # what the catalog knows of a video beyond its screen: a corpus's event claim (FakeSV) or keywords
+    claims = {r["video_id"]: " / ".join(r["keywords"]) for r in catalog.rows(
+        "SELECT video_id, keywords FROM videos WHERE list_contains(?, video_id) AND len(keywords) > 0", [ids])}
+    cards = [video_card(i + 1, visible[v], comments.get(v, []), media.get(v), media_root, claims.get(v))
              for i, v in enumerate(ids)]
     note = "" if media else ('<div class="ls-meta">No video files for this feed yet: metadata only. '
                              "本信息流暂无视频文件，仅显示元数据。</div>")
