@@ -61,16 +61,21 @@ browser:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-wqy-microhei \
 	    fonts-noto-color-emoji >/dev/null; }
 
-# Starts Label Studio on 127.0.0.1 (LABEL_STUDIO_PORT, default 8080) with the admin and
+# Starts Label Studio on 127.0.0.1 only (LABEL_STUDIO_PORT, default 8080) with the admin and
 # token from LABEL_STUDIO_USERNAME / LABEL_STUDIO_PASSWORD / LABEL_STUDIO_API_KEY;
 # its data in LS_DATA (default build/labelstudio). Then the access gate in front of it, in the
-# foreground (LS_GATE_PORT, default 8081): annotators and reviewers are given the gate's URL only.
+# foreground, on LS_GATE_HOST:LS_GATE_PORT (default 127.0.0.1:8081; 0.0.0.0 for annotators on other
+# machines); LS_PUBLIC_URL is the address they open when a TLS proxy sits in front (docs/deployment.md).
+# The gate prints its URL and announces it in the data folder, and every export tells people that URL.
 LS_DATA ?= build/labelstudio
 LABEL_STUDIO_PORT ?= 8080
+LS_GATE_HOST ?= 127.0.0.1
 LS_GATE_PORT ?= 8081
+LS_PUBLIC_URL ?=
 labelstudio: setup $(LS_STAMP)
 	$(PY) -m curation.labelstudio.server --data-dir $(LS_DATA) --port $(LABEL_STUDIO_PORT)
-	$(PY) -m curation.labelstudio.gate --upstream http://127.0.0.1:$(LABEL_STUDIO_PORT) --port $(LS_GATE_PORT)
+	$(PY) -m curation.labelstudio.gate --upstream http://127.0.0.1:$(LABEL_STUDIO_PORT) --host $(LS_GATE_HOST) \
+	  --port $(LS_GATE_PORT) --data-dir $(LS_DATA) --public-url "$(LS_PUBLIC_URL)"
 
 FEEDS ?= 50
 SEED ?= 7

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from curation.cli.base import ADD_HELP, app, config, open_catalog
-from curation.labelstudio.client import annotator_url
+from curation.labelstudio.client import login_line
 from curation.labelstudio.people import annotator_email
 
 annotate_app = typer.Typer(no_args_is_help=True, help="Authoring projects in Label Studio.")
@@ -44,8 +44,7 @@ def annotate_export(
     for annotator, password in sorted(counts.passwords.items()):
         typer.echo(f"  new account {annotator} ({annotator_email(annotator)}), password {password} "
                    "(shown once, stored nowhere)")
-    typer.echo(f"annotators log in at {annotator_url()}/user/login/ (the access gate; never give out Label "
-               "Studio's own URL)")
+    typer.echo(login_line("annotators"))
 
 
 @annotate_app.command("import")

@@ -109,14 +109,13 @@ PASSWORDS_HELP = "File of 'name password' lines for accounts made here (as in `c
 
 
 def _show_passwords(result) -> None:
-    from curation.labelstudio.client import annotator_url
+    from curation.labelstudio.client import login_line
     from curation.labelstudio.people import annotator_email
 
     for person, password in sorted(result.passwords.items()):
         typer.echo(f"  new account {person} ({annotator_email(person)}), password {password} "
                    "(shown once, stored nowhere)")
-    typer.echo(f"people log in at {annotator_url()}/user/login/ (the access gate; never give out Label "
-               "Studio's own URL)")
+    typer.echo(login_line("people"))
 
 
 @calibrate_app.command("export")

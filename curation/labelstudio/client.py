@@ -3,7 +3,9 @@ URL and API key from the environment (never from config, never logged)."""
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 from typing import Any
 
 from curation.core.config import secret
@@ -16,9 +18,39 @@ def base_url() -> str:
     return os.environ.get("LABEL_STUDIO_URL", DEFAULT_URL).rstrip("/")
 
 
-def annotator_url() -> str:
-    """What annotators and reviewers open: the access gate in front of Label Studio, never its own port."""
-    return os.environ.get("LABEL_STUDIO_GATE_URL", "http://127.0.0.1:8081").rstrip("/")
+GATE_URL_ENV = "LABEL_STUDIO_GATE_URL"
+GATE_FILE = "gate.json"  # written into Label Studio's data folder by the running gate: its URL and pid
+
+
+def annotator_url() -> str | None:
+    """What annotators and reviewers open: the access gate in front of Label Studio, never its own port.
+    $LABEL_STUDIO_GATE_URL when the team set it (a TLS proxy's address), else the URL the running gate
+    announced in Label Studio's data folder; None when neither says."""
+    if os.environ.get(GATE_URL_ENV):
+        return os.environ[GATE_URL_ENV].rstrip("/")
+    return running_gate()
+
+
+def login_line(who: str) -> str:
+    """What an export prints for the people it made work for: where they log in."""
+    url = annotator_url()
+    if url is None:
+        return (f"{who} log in through the access gate, which is not running here: start it with "
+                "`make labelstudio` (or set LABEL_STUDIO_GATE_URL to the address they use)")
+    return f"{who} log in at {url}/user/login/ (the access gate; never give out Label Studio's own URL)"
+
+
+def running_gate() -> str | None:
+    """The URL a gate still running announced in $LABEL_STUDIO_DATA_DIR/gate.json, or None."""
+    folder = os.environ.get("LABEL_STUDIO_DATA_DIR")
+    if not folder:
+        return None
+    try:
+        said = json.loads((Path(folder) / GATE_FILE).read_text(encoding="utf-8"))
+        os.kill(int(said["pid"]), 0)  # still running (signal 0 only asks)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return str(said["url"]).rstrip("/")
 
 
 def ls_call(what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:

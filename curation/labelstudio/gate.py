@@ -17,11 +17,14 @@ import argparse
 import hmac
 import json
 import os
+import socket
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
+from curation.labelstudio.client import GATE_FILE
 from curation.labelstudio.gate_owner import Caller, Owners, Upstream
 from curation.labelstudio.gate_rules import Refused, canonical_path, decide
 
@@ -284,8 +287,15 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="The access gate annotators use in front of Label Studio.")
     parser.add_argument("--upstream", default=os.environ.get("LABEL_STUDIO_URL", "http://127.0.0.1:8080"),
                         help="Label Studio's own URL (default: $LABEL_STUDIO_URL or http://127.0.0.1:8080)")
-    parser.add_argument("--host", default=os.environ.get("LABEL_STUDIO_GATE_HOST", "127.0.0.1"))
+    parser.add_argument("--host", default=os.environ.get("LABEL_STUDIO_GATE_HOST", "127.0.0.1"),
+                        help="address to listen on (default: $LABEL_STUDIO_GATE_HOST or 127.0.0.1; 0.0.0.0 = every "
+                        "interface, for annotators on other machines)")
     parser.add_argument("--port", type=int, default=int(os.environ.get("LABEL_STUDIO_GATE_PORT", 8081)))
+    parser.add_argument("--public-url", default=os.environ.get("LABEL_STUDIO_GATE_PUBLIC_URL", ""),
+                        help="the address annotators open when a reverse proxy sits in front (https://...); "
+                        "exports tell them this URL")
+    parser.add_argument("--data-dir", type=Path, default=os.environ.get("LABEL_STUDIO_DATA_DIR") or None,
+                        help="Label Studio's data folder: the gate announces its URL there (gate.json) for exports")
     parser.add_argument("--verbose", action="store_true", help="one line per request (never a token or cookie)")
     args = parser.parse_args(argv)
     token = os.environ.get(TOKEN_ENV, "")
@@ -296,7 +306,11 @@ def main(argv: list[str] | None = None) -> None:
         server.owners.admin_id()
     except (OSError, RuntimeError) as exc:
         raise SystemExit(f"Label Studio at {args.upstream} is not usable: {exc}") from None
-    print(f"Label Studio gate ready at {server.url}/ (give annotators this URL); forwarding to {args.upstream}",
+    url = (args.public_url or public_url(args.host, server.server_address[1])).rstrip("/")
+    announce = args.data_dir / GATE_FILE if args.data_dir else None
+    if announce is not None:
+        announce.write_text(json.dumps({"url": url, "pid": os.getpid()}), encoding="utf-8")
+    print(f"Label Studio gate ready at {url}/ (give annotators this URL); forwarding to {args.upstream}",
           flush=True)
     try:
         server.serve_forever()
@@ -304,6 +318,14 @@ def main(argv: list[str] | None = None) -> None:
         pass
     finally:
         server.server_close()
+        if announce is not None:
+            announce.unlink(missing_ok=True)
+
+
+def public_url(host: str, port: int) -> str:
+    """The gate's address as another machine writes it: this machine's name when it listens everywhere."""
+    shown = socket.getfqdn() if host in ("0.0.0.0", "::", "") else host
+    return f"http://{f'[{shown}]' if ':' in shown else shown}:{port}"
 
 
 if __name__ == "__main__":
