@@ -82,9 +82,11 @@ def _check_export(annotators: list[str], *_: Any, add: list[str] | None = None, 
        "only known people or those named with --add")
 def export_to_label_studio(run: StageRun, annotators: list[str], media_root: Path,
                            feed_ids: list[str] | None = None, passwords: Path | None = None,
-                           add: list[str] | None = None) -> ExportResult:
+                           add: list[str] | None = None, resend_missing: bool = False) -> ExportResult:
     """`annotators` must be people the catalog knows; `add` names new people, whose accounts are
-    made here and who take part as if listed."""
+    made here and who take part as if listed. What the catalog sent is checked against what Label Studio
+    holds: tasks gone from the server are named per person and project, and sent again with
+    `resend_missing` (a feed whose task was already imported stays imported, and is not sent again)."""
     catalog = run.db
     annotators = check_people(catalog, split_names(annotators), split_names(add), "annotator")
     from_file = read_passwords(passwords)
@@ -102,7 +104,9 @@ def export_to_label_studio(run: StageRun, annotators: list[str], media_root: Pat
     assigned = assign([f.feed_id for f in feeds], annotators, owner, load)
     result = ExportResult(run.counts)
     counts = run.counts
-    counts.update(feeds=len(feeds), exported=0, already_exported=0, accounts_created=0, per_annotator={})
+    counts.update(feeds=len(feeds), exported=0, already_exported=0, accounts_created=0, per_annotator={},
+                  missing={}, resent=0)
+    run.params.update(resend_missing=resend_missing)
     admin_id, admin_email, home = current_admin(client)
     for annotator in annotators:
         mine = [f for f in feeds if assigned[f.feed_id] == annotator]
@@ -110,14 +114,22 @@ def export_to_label_studio(run: StageRun, annotators: list[str], media_root: Pat
         with in_organization(client, admin_id, account.organization_id, home):
             with catalog.transaction():
                 project_id = ensure_project(client, catalog, str(run.run_id), account, label_config, media_root)
+                gone = reconcile(client, catalog, project_id, annotator, resend_missing)
+            if gone:
+                counts["missing"][annotator] = {"project": project_id, "feeds": gone, "resent": resend_missing}
             # read after ensure_project, which forgets the tasks of a project deleted on the server
             sent = {(f, v) for f, v in catalog.con.execute(
                 "SELECT feed_id, feed_version FROM ls_tasks WHERE base_url = ?", [url]).fetchall()}
-            # A feed version that an annotator's own edit produced is that task's feed, not new work.
+            # A feed version that an annotator's own edit produced is that task's feed, not new work; and a feed
+            # version a task was written on (imported) is done, even if its Label Studio task is gone.
             sent |= {(f, v) for f, v in catalog.con.execute(
                 "SELECT DISTINCT feed_id, feed_version FROM tasks WHERE feed_version <> base_feed_version").fetchall()}
+            sent |= {(f, v) for f, v in catalog.con.execute(
+                "SELECT DISTINCT feed_id, base_feed_version FROM tasks WHERE ls_project_id IS NOT NULL").fetchall()}
             todo = [f for f in mine if (f.feed_id, f.version) not in sent]
-            counts["already_exported"] += len(mine) - len(todo)
+            # "already in Label Studio" only for what is there: a task gone from the server is counted as missing
+            counts["already_exported"] += len(mine) - len(todo) - len(
+                {f.feed_id for f in mine if (f.feed_id, f.version) in sent} & {f for f, _ in gone})
             counts["per_annotator"][annotator] = {"feeds": len(mine), "new": len(todo)}
             if not todo:
                 continue
@@ -135,4 +147,30 @@ def export_to_label_studio(run: StageRun, annotators: list[str], media_root: Pat
                                             "feed_id": feed.feed_id, "feed_version": feed.version,
                                             "annotator": annotator, "run_id": run.run_id})
         counts["exported"] += len(todo)
+        counts["resent"] += len({f for f, _ in counts["missing"].get(annotator, {}).get("feeds", [])}
+                                & {f.feed_id for f in todo}) if resend_missing else 0
     return result
+
+
+def reconcile(client: Any, catalog: Catalog, project_id: int, annotator: str, resend: bool
+              ) -> list[tuple[str, int]]:
+    """The feeds the catalog sent to this project whose Label Studio tasks are gone (deleted on the server,
+    or a restored backup that predates them): (feed, version), named either way; with `resend`, forgotten
+    as sent so that this export sends them again, unless the catalog already imported a task written on
+    that feed version (the annotation is kept in the catalog; sending the feed again would invite a
+    second task)."""
+    url = base_url()
+    sent = catalog.rows("SELECT ls_task_id, feed_id, feed_version FROM ls_tasks WHERE base_url = ? "
+                        "AND project_id = ? AND annotator = ?", [url, project_id, annotator])
+    if not sent:
+        return []
+    live = set(ls_call(f"{annotator}'s tasks", lambda: [t.id for t in client.tasks.list(project=project_id)]))
+    gone = [r for r in sent if r["ls_task_id"] not in live]
+    if resend:
+        imported = {(r[0], r[1]) for r in catalog.con.execute(
+            "SELECT feed_id, base_feed_version FROM tasks WHERE ls_project_id = ?", [project_id]).fetchall()}
+        for row in gone:
+            if (row["feed_id"], row["feed_version"]) not in imported:
+                catalog.con.execute("DELETE FROM ls_tasks WHERE base_url = ? AND ls_task_id = ?",
+                                    [url, row["ls_task_id"]])
+    return sorted((r["feed_id"], r["feed_version"]) for r in gone)

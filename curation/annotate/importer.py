@@ -91,7 +91,7 @@ def import_from_label_studio(run: StageRun, feeds_config: FeedsConfig,
     run.params.update(base_url=url, projects=len(projects))
     counts = run.counts
     counts.update(annotations=0, new=0, new_versions=0, renamed=0, unchanged=0, needs_fix=0,
-                  skipped_by_annotator=0, written_by_someone_else=0)
+                  skipped_by_annotator=0, written_by_someone_else=0, gone_from_label_studio=0)
 
     @cache
     def ctx() -> RuleContext:  # the catalog's video facts, read once and only when an annotation is new
@@ -103,6 +103,14 @@ def import_from_label_studio(run: StageRun, feeds_config: FeedsConfig,
         organization = project["organization_id"]
         with in_organization(client, admin_id, organization, home) if organization else nullcontext():
             tasks = project_tasks(client, project["project_id"], f"{project['annotator']}'s annotations")
+            gone = catalog.con.execute(
+                "SELECT count(DISTINCT task_id) FROM tasks WHERE ls_project_id = ? "
+                "AND NOT list_contains(?, ls_task_id)",
+                [project["project_id"], [t["id"] for t in tasks]]).fetchone()[0]
+            if gone:  # imported before, deleted on the server since: the catalog keeps every version
+                counts["gone_from_label_studio"] += gone
+                note(f"warning: {project['annotator']}: {gone} tasks imported before are no longer in Label Studio "
+                     f"(project {project['project_id']}); the catalog keeps them as imported")
             for task in tasks:
                 feedback = None
                 for annotation in sorted(task.get("annotations") or [], key=lambda a: a["id"]):

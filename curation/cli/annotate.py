@@ -24,6 +24,8 @@ def annotate_export(
     feed: Annotated[list[str] | None, typer.Option(help="Only these feed ids (repeatable).")] = None,
     passwords: Annotated[Path | None, typer.Option(
         help="File of 'name password' lines: new accounts get these (and listed existing ones are reset).")] = None,
+    resend_missing: Annotated[bool, typer.Option(
+        "--resend-missing", help="Send again the feeds whose Label Studio tasks are gone from the server.")] = False,
 ) -> None:
     """One authoring project per annotator, in their own organization; each feed version is sent once.
 
@@ -35,12 +37,22 @@ def annotate_export(
 
     with open_catalog() as cat:
         counts = export_to_label_studio(cat, (annotators or "").split(","), Path(config().media.output_dir), feed,
-                                        passwords, add=add)
+                                        passwords, add=add, resend_missing=resend_missing)
     typer.echo(f"{counts['feeds']:,} feeds: {counts['exported']:,} exported, "
                f"{counts['already_exported']:,} already in Label Studio; "
                f"{counts['accounts_created']} annotator accounts created")
     for annotator, mine in sorted(counts["per_annotator"].items()):
         typer.echo(f"  {annotator}: {mine['feeds']:,} feeds ({mine['new']:,} new)")
+    for annotator, missing in sorted(counts["missing"].items()):
+        shown = ", ".join(f"{f} v{v}" for f, v in missing["feeds"][:5]) + (" …" if len(missing["feeds"]) > 5 else "")
+        if missing["resent"]:
+            typer.echo(f"  {annotator}: {len(missing['feeds']):,} feeds were missing from Label Studio (project "
+                       f"{missing['project']}): {shown}; sent again unless their task was already imported "
+                       "(the catalog keeps it)")
+        else:
+            typer.echo(f"  warning: {annotator}: {len(missing['feeds']):,} feeds sent to project {missing['project']} "
+                       f"are no longer in Label Studio (deleted there, or a backup from before them restored): "
+                       f"{shown}; `curate annotate export --annotators {annotator} --resend-missing` sends them again")
     for annotator, password in sorted(counts.passwords.items()):
         typer.echo(f"  new account {annotator} ({annotator_email(annotator)}), password {password} "
                    "(shown once, stored nowhere)")
@@ -61,6 +73,9 @@ def annotate_import() -> None:
     if counts["written_by_someone_else"]:
         typer.echo(f"  warning: {counts['written_by_someone_else']:,} annotations were written by someone other "
                    "than the project's annotator (credited to who wrote them)")
+    if counts["gone_from_label_studio"]:
+        typer.echo(f"  warning: {counts['gone_from_label_studio']:,} tasks imported before are no longer in Label "
+                   "Studio (deleted there, or a backup from before them restored); the catalog keeps them as imported")
 
 
 @annotate_app.command("status")

@@ -36,7 +36,11 @@ def ensure_project(client: Any, catalog: Catalog, table: str, items_table: str, 
                                 list(key.values())).fetchone()
     live = {p.id for p in ls_call("the project list", client.projects.list)}
     url = key["base_url"]
-    if known and known[0] in live:
+    if known and known[0] not in live:  # deleted on the server: forgotten with the tasks sent to it
+        catalog.con.execute(f"DELETE FROM {items_table} WHERE base_url = ? AND project_id = ?", [url, known[0]])
+        catalog.con.execute(f"DELETE FROM {table} WHERE base_url = ? AND project_id = ?", [url, known[0]])
+        known = None
+    if known:
         current = ls_call("the project", client.projects.get, id=known[0])
         changes: dict[str, Any] = {}
         if known[1] != sha or (current.label_config or "").strip() != label_config.strip():
@@ -52,9 +56,6 @@ def ensure_project(client: Any, catalog: Catalog, table: str, items_table: str, 
             catalog.con.execute(f"UPDATE {table} SET config_sha256 = ? WHERE base_url = ? AND project_id = ?",
                                 [sha, url, known[0]])
         return int(known[0])
-    if known:
-        catalog.con.execute(f"DELETE FROM {items_table} WHERE base_url = ? AND project_id = ?", [url, known[0]])
-        catalog.con.execute(f"DELETE FROM {table} WHERE base_url = ? AND project_id = ?", [url, known[0]])
     shown = {"expert_instruction": instruction, "show_instruction": True} if instruction is not None else {}
     project = ls_call(f"the project {title!r}", client.projects.create, title=title, label_config=label_config,
                       description=description, **shown)
