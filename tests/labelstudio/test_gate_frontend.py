@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 
@@ -76,6 +79,23 @@ def team(clustered_catalog_file, label_studio, tmp_path_factory):
         server.server_close()
 
 
+@contextmanager
+def recorded_session(gate: str, person: str, password: str) -> Iterator[tuple[Any, Recorded]]:
+    """A chromium page logged in as the person through the gate, recording every response it gets."""
+    from playwright.sync_api import sync_playwright
+
+    recorded = Recorded(gate)
+    with sync_playwright() as pw:
+        browser = launch_chromium(pw)
+        page = browser.new_page(viewport={"width": 1400, "height": 1800})
+        page.on("response", recorded)
+        log_in(page, gate, f"{person}@annotators.local", password)
+        try:
+            yield page, recorded
+        finally:
+            browser.close()
+
+
 def close_instructions(page) -> None:
     """The guide opens by itself over the first task of a session (show_instruction): read, then closed."""
     from playwright.sync_api import expect
@@ -125,17 +145,12 @@ def account_and_data_manager(page, gate: str, project: int) -> None:
 def test_an_annotator_labels_all_tasks_through_the_gate(team):
     if not CHROMIUM.exists():
         pytest.fail("Debian's chromium is not installed: `make test` installs it")
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     gate = team["gate"]
     mine = [r for r in team["rows"] if r["annotator"] == AUTHOR]
     project = mine[0]["project_id"]
-    recorded = Recorded(gate)
-    with sync_playwright() as pw:
-        browser = launch_chromium(pw)
-        page = browser.new_page(viewport={"width": 1400, "height": 1800})
-        page.on("response", recorded)
-        log_in(page, gate, f"{AUTHOR}@annotators.local", team["password"])
+    with recorded_session(gate, AUTHOR, team["password"]) as (page, recorded):
         page.goto(f"{gate}/projects/")
         expect(page.locator(".lsf-project-card__title-text")).to_have_text(
             [f"LivingScreen authoring · {AUTHOR}"], timeout=SETTLE_MS)
@@ -176,7 +191,6 @@ def test_an_annotator_labels_all_tasks_through_the_gate(team):
         page.keyboard.press("Escape")
 
         account_and_data_manager(page, gate, project)
-        browser.close()
 
     assert recorded.refused_by_gate() == [], "the gate refused her own work"
     assert unexpected(recorded) == []
@@ -194,7 +208,7 @@ def test_a_reviewer_reviews_all_tasks_through_the_gate(team):
     """ulla reviews tove's two tasks from the review queue: Label All Tasks, an answer each, then the end."""
     if not CHROMIUM.exists():
         pytest.fail("Debian's chromium is not installed: `make test` installs it")
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     gate, config = team["gate"], load_config()
     theirs = next(r for r in team["rows"] if r["annotator"] == OTHER)
@@ -209,12 +223,7 @@ def test_a_reviewer_reviews_all_tasks_through_the_gate(team):
         queue = cat.rows("SELECT project_id, ls_task_id FROM qc_items WHERE purpose = 'review' AND person = ?",
                          [OTHER])
     assert len(queue) == 2
-    recorded = Recorded(gate)
-    with sync_playwright() as pw:
-        browser = launch_chromium(pw)
-        page = browser.new_page(viewport={"width": 1400, "height": 1800})
-        page.on("response", recorded)
-        log_in(page, gate, f"{OTHER}@annotators.local", team["password"])
+    with recorded_session(gate, OTHER, team["password"]) as (page, recorded):
         page.goto(f"{gate}/projects/{queue[0]['project_id']}/data")
         page.get_by_text("Label All Tasks").click()
         close_instructions(page)
@@ -224,7 +233,6 @@ def test_a_reviewer_reviews_all_tasks_through_the_gate(team):
             submitted(page, "submit")
         expect(page.get_by_text("No More Tasks Left in Queue")).to_be_visible(timeout=SETTLE_MS)
         account_and_data_manager(page, gate, queue[0]["project_id"])
-        browser.close()
     assert recorded.refused_by_gate() == [], "the gate refused her own work"
     assert unexpected(recorded) == []
     with Catalog(team["catalog"]) as cat:
