@@ -797,4 +797,10 @@ MIGRATIONS: list[str] = [
     COMMENT ON COLUMN shortcut_configs.run_id IS
         'The run (runs.run_id) that first used the configuration and wrote this row.';
     """,
+    """
+    -- an episode whose replayed state contradicts the runner's own result is graded from that result
+    ALTER TABLE episode_grades ADD COLUMN replay_disagreement VARCHAR;
+    COMMENT ON COLUMN episode_grades.replay_disagreement IS
+        'When the replay, by the runner''s rule, contradicts the runner''s result: which check differed; NULL else.';
+    """,
 ]

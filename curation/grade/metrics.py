@@ -108,6 +108,7 @@ class Grade:
     state_disagrees: bool = False      # the re-grade from the state (public rule) differs from the logged result
     state_unknown: str | None = None   # why no state could be had: the replay could not tell what a call did
     index0_disagrees: bool = False     # ours and the public runner's rule differ (a like etc. on video 0)
+    replay_disagreement: str | None = None  # the replay, by the runner's rule, contradicts the runner's result
     watched: list[float] = field(default_factory=list)      # seconds per feed position
     buckets: list[str | None] = field(default_factory=list)  # per feed position; None when its duration is unknown
 
@@ -157,6 +158,15 @@ def grade_episode(episode: Episode, task: dict[str, Any], durations: list[float 
                 grade.public_sr = float(all(held for _, held in public))
                 grade.index0_disagrees = grade.sr != grade.public_sr
                 grade.state_disagrees = episode.result is not None and grade.public_sr != episode.result
+                if replayed and grade.state_disagrees:
+                    # The runner graded the app's real end state by this same rule: a replay that disagrees
+                    # is wrong about what happened, so the runner's result stands (only the index-0
+                    # re-grade, on a replay that agrees with the runner, may overrule it).
+                    unmet = [name for name, held in public if not held]
+                    grade.replay_disagreement = (
+                        f"the runner passed it; the replay found {', '.join(unmet)} unmet" if episode.result == 1.0
+                        else "the runner failed it; every check held in the replay")
+                    grade.sr, grade.sr_from, grade.index0_disagrees = episode.result, "result", False
         if grade.sr is None and episode.result is not None:
             grade.sr, grade.sr_from = episode.result, "result"
             if grade.progress is None:

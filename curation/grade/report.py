@@ -103,6 +103,8 @@ def grade_page(summary: dict[str, Any], audit: list[dict[str, Any]] | None = Non
     for key, title in (("answered_differently", "Answered more than once, differently (the first answer counts)"),
                        ("index0_disagreements", "Graded differently by the public runner (it never checks video 1)"),
                        ("state_disagreements", "Graded here otherwise than the logged result"),
+                       ("replay_disagreements", "The replay contradicts the runner's result: graded from the logged "
+                                                "result, the check that differed named"),
                        ("state_unknown", "Final state unknown (the replay could not tell what a call did): SR is "
                                          "the logged result")):
         if summary.get(key):

@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from curation.core.catalog import Catalog, now
+from curation.core.config import load_config
 from curation.grade.grade import grade_logs
+from curation.grade.rewards import build_rewards
 from tests.conftest import ROOT
 from tests.grade.real import CHECKS, EPISODES, MORE, add_turns, element, episodes_copy, record_release, runner_dir
 from tests.skips import V1, requires_v1
@@ -258,3 +260,32 @@ def test_the_issue_check_on_the_recorded_release(tmp_path):
 @requires_v1
 def test_the_issue_check_on_the_public_v1_release(tmp_path):
     _done_when(tmp_path / "c.duckdb", V1, tmp_path)
+
+
+SHARED_2 = ROOT.parent / "shared" / "runner-episodes-2" / "Scripted"
+
+
+@requires_v1
+def test_the_runners_result_stands_where_the_replay_contradicts_it(catalog, tmp_path):
+    """The two episodes of runner-episodes-2, recorded with the public runner: text typed where focus was not
+    (see their README), so no comment and no report was sent and the runner gave 0.0. Rebuilt from the log
+    alone (no state.json), the replay believes the Enter pressed send and submit; the runner's result, from
+    the real end state by the same rule, stands, and the episode is listed with what the replay claimed.
+    The reward data follows the same grade: no episode of these is a correct one."""
+    record_release(catalog, V1, "1.0.0")
+    logs = episodes_copy(tmp_path / "logs", roots=(SHARED_2,))
+    result = grade_logs(catalog, [("Scripted", logs)], "1.0.0", tmp_path / "out", include_defective=True)
+    logged = {log.parent.name: json.loads(log.read_text(encoding="utf-8"))["result"]
+              for log in SHARED_2.rglob("log.json")}
+    assert logged == {"gui_comment_11": 0.0, "gui_report_17": 0.0}
+    rows = {r["task_id"]: r for r in result.rows}
+    assert {t: r["sr"] for t, r in rows.items()} == logged
+    assert {t: (r["sr_from"], r["public_sr"]) for t, r in rows.items()} == {t: ("result", 1.0) for t in logged}
+    assert all(r["replay_disagreement"] == "the runner failed it; every check held in the replay"
+               for r in rows.values())
+    assert sorted(result.summary["replay_disagreements"]) == [
+        f"Scripted/{t}: the runner failed it; every check held in the replay" for t in sorted(logged)]
+    stored = dict(catalog.con.execute("SELECT task_id, replay_disagreement FROM episode_grades").fetchall())
+    assert set(stored) == set(logged) and all(stored.values())
+    rewards = build_rewards(catalog, [("Scripted", logs)], "1.0.0", tmp_path / "rewards", load_config().media)
+    assert rewards.counts.get("L1 positive", 0) == 0 and rewards.counts["L1 negative"] == 2, rewards.counts
