@@ -802,5 +802,8 @@ MIGRATIONS: list[str] = [
     ALTER TABLE episode_grades ADD COLUMN replay_disagreement VARCHAR;
     COMMENT ON COLUMN episode_grades.replay_disagreement IS
         'When the replay, by the runner''s rule, contradicts the runner''s result: which check differed; NULL else.';
+    -- an episode that ended without finish (the runner's step cap, or a run that broke off) is flagged
+    ALTER TABLE episode_grades ADD COLUMN cut_off VARCHAR;
+    COMMENT ON COLUMN episode_grades.cut_off IS 'Why the episode ended without finish, or NULL when it finished.';
     """,
 ]

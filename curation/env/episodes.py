@@ -48,6 +48,7 @@ class Episode:
     result: float | None
     state: list[dict[str, Any]] | None
     steps: list[Path] = field(default_factory=list)  # step recordings in order (png or mp4)
+    turns: int = 0  # the model's turns (assistant messages), whether or not they held a call
 
 
 def check_args(name: str, args: Any) -> str | None:
@@ -142,8 +143,9 @@ def read_episode(log: Path) -> Episode:
         if not isinstance(state, list):
             raise EpisodeError(f"{folder / 'state.json'}: expected the app's list of videos")
     steps = step_files(folder)
+    turns = sum(1 for m in data["history"] if isinstance(m, dict) and m.get("role") == "assistant")
     return Episode(folder.name, folder, str(data.get("instruction") or ""), parse_calls(data["history"]),
-                   float(result) if result is not None else None, state, steps)
+                   float(result) if result is not None else None, state, steps, turns)
 
 
 def find_logs(logs_dir: Path) -> list[Path]:

@@ -36,7 +36,7 @@ from curation.tasks.runner_format import subcategory_of
 EPISODE_COLUMNS = ("release", "model", "task_id", "log_path", "tier", "subcategory", "eval_type", "sr", "sr_from",
                    "public_sr", "logged_result", "ns", "invalid_calls", "watch_s", "runtime_s", "wr", "progress",
                    "answer", "answered_differently", "state_disagrees", "index0_disagrees", "watched", "buckets",
-                   "steps", "state_unknown", "defective", "replay_disagreement")
+                   "steps", "state_unknown", "defective", "replay_disagreement", "cut_off")
 STORED = EPISODE_COLUMNS
 
 
@@ -74,6 +74,7 @@ def summary_of(rows: list[dict[str, Any]], release: str, include_defective: bool
                               if r.get("state_unknown")],
             "replay_disagreements": [f"{r['model']}/{r['task_id']}: {r['replay_disagreement']}" for r in rows
                                      if r.get("replay_disagreement")],
+            "cut_off": [f"{r['model']}/{r['task_id']}: {r['cut_off']}" for r in rows if r.get("cut_off")],
             "defective_included": include_defective}
 
 
@@ -165,7 +166,8 @@ def write_outputs(rows: list[dict[str, Any]], summary: dict[str, Any], out: Path
         ("wr", pa.float64()), ("progress", pa.float64()), ("answer", pa.string()),
         ("answered_differently", pa.bool_()), ("state_disagrees", pa.bool_()), ("index0_disagrees", pa.bool_()),
         ("watched", pa.list_(pa.float64())), ("buckets", pa.list_(pa.string())), ("steps", pa.int32()),
-        ("state_unknown", pa.string()), ("defective", pa.string()), ("replay_disagreement", pa.string())]))
+        ("state_unknown", pa.string()), ("defective", pa.string()), ("replay_disagreement", pa.string()),
+        ("cut_off", pa.string())]))
     pq.write_table(table, out / "episodes.parquet")
     flat = table.drop_columns(["watched", "buckets"]).append_column(
         "buckets", pa.array([" ".join(b or "unknown" for b in r["buckets"]) for r in rows], pa.string()))

@@ -109,6 +109,7 @@ class Grade:
     state_unknown: str | None = None   # why no state could be had: the replay could not tell what a call did
     index0_disagrees: bool = False     # ours and the public runner's rule differ (a like etc. on video 0)
     replay_disagreement: str | None = None  # the replay, by the runner's rule, contradicts the runner's result
+    cut_off: str | None = None         # the episode ended without `finish` (the step cap, or it broke off)
     watched: list[float] = field(default_factory=list)      # seconds per feed position
     buckets: list[str | None] = field(default_factory=list)  # per feed position; None when its duration is unknown
 
@@ -136,6 +137,9 @@ def grade_episode(episode: Episode, task: dict[str, Any], durations: list[float 
     answer, differently = first_answer(calls)
     grade = Grade(None, "none", answer=answer, answered_differently=differently, ns=len(calls),
                   invalid_calls=sum(c.problem is not None for c in calls))
+    if not any(c.name == "finish" and c.problem is None for c in calls):
+        # the log does not say the runner's --max-steps: a run stopped by it and one that broke off look alike
+        grade.cut_off = f"no finish: stopped after {episode.turns} turns (the step cap, or it broke off)"
     if task["eval_type"] == "label":
         expected = str((task.get("eval_config") or [{}])[0].get("answer", "")).strip()
         grade.sr, grade.sr_from = (float(answer == expected) if answer is not None else 0.0), "answer"

@@ -105,6 +105,7 @@ def grade_page(summary: dict[str, Any], audit: list[dict[str, Any]] | None = Non
                        ("state_disagreements", "Graded here otherwise than the logged result"),
                        ("replay_disagreements", "The replay contradicts the runner's result: graded from the logged "
                                                 "result, the check that differed named"),
+                       ("cut_off", "Ended without finish (cut off by the step cap, or broken off)"),
                        ("state_unknown", "Final state unknown (the replay could not tell what a call did): SR is "
                                          "the logged result")):
         if summary.get(key):

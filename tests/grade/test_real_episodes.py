@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from curation.core.catalog import Catalog, now
@@ -289,3 +290,22 @@ def test_the_runners_result_stands_where_the_replay_contradicts_it(catalog, tmp_
     assert set(stored) == set(logged) and all(stored.values())
     rewards = build_rewards(catalog, [("Scripted", logs)], "1.0.0", tmp_path / "rewards", load_config().media)
     assert rewards.counts.get("L1 positive", 0) == 0 and rewards.counts["L1 negative"] == 2, rewards.counts
+
+
+def test_an_episode_that_ended_without_finish_is_flagged(catalog, tmp_path):
+    """The step cap stops an episode with no `finish`: the runner still logs a result. Such an episode is
+    flagged in the per-episode table and the summary; the seven that finished are not."""
+    record_release(catalog, runner_dir(tmp_path / "release"))
+    logs = episodes_copy(tmp_path / "logs")
+    log = logs / "gui_action" / "gui_like_1" / "log.json"
+    data = json.loads(log.read_text(encoding="utf-8"))
+    for message in data["history"]:  # the same taps, but the model never said it was done
+        if message.get("role") == "assistant" and message.get("tool_calls"):
+            message["tool_calls"] = [c for c in message["tool_calls"] if c["function"]["name"] != "finish"]
+    turns = sum(m.get("role") == "assistant" for m in data["history"])
+    log.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    result = grade_logs(catalog, [("Scripted", logs)], "1.0.0", tmp_path / "out", include_defective=True)
+    flagged = {r["task_id"]: r["cut_off"] for r in result.rows if r["cut_off"]}
+    assert flagged == {"gui_like_1": f"no finish: stopped after {turns} turns (the step cap, or it broke off)"}
+    assert result.summary["cut_off"] == [f"Scripted/gui_like_1: {flagged['gui_like_1']}"]
+    assert pq.read_table(tmp_path / "out" / "episodes.parquet").column("cut_off").null_count == 6
