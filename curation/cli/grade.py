@@ -37,7 +37,17 @@ def paired(logs: list[Path], models: list[str] | None) -> list[tuple[str, Path]]
         raise UsageError(f"give one --model per logs folder ({len(logs)} folders, {len(models)} models)")
     if models and any("/" in m for m in models):
         raise UsageError("a --model name cannot contain '/': write Qwen2.5-VL-7B, not Qwen/Qwen2.5-VL-7B")
-    return [(models[i] if models else folder.resolve().name, folder) for i, folder in enumerate(logs)]
+    return [(models[i] if models else model_of(folder), folder) for i, folder in enumerate(logs)]
+
+
+def model_of(folder: Path) -> str:
+    """The model a logs folder belongs to in the runner's layout `logs/<model>/<category>/<task_id>/`: a
+    category folder is its model's, so `logs/Qwen/gui_action` and `logs/Qwen/close_end_application` are Qwen."""
+    from curation.tasks.runner_format import RUNNER_FILES
+
+    resolved = folder.resolve()
+    categories = {Path(name).stem for name in RUNNER_FILES.values()}
+    return resolved.parent.name if resolved.name in categories else resolved.name
 
 
 @grade_app.command("logs", hidden=True)

@@ -104,40 +104,45 @@ def collect(run: StageRun, logs: list[tuple[str, Path]], tasks: dict[str, dict[s
     """Every log under each model's folder, read once: episodes to use, rejects (also recorded in the
     catalog's rejects under the calling stage) and each release task's coverage per model."""
     out = Collected()
+    folders: dict[str, list[Path]] = {}  # one model's category folders, given one by one, are one model
     for model, folder in logs:
-        found = find_logs(folder)
-        crashed = crashed_folders(folder, tasks)
-        if not found and not crashed:
-            raise InputError(f"{folder} holds no episode logs (<task_id>/log.json): give the folder the runner "
-                             "wrote, e.g. logs/<model>/<category>")
-        status: dict[str, tuple[str, str | None]] = {t: ("crashed", f"{d} holds no log.json")
-                                                      for t, d in crashed.items()}
+        folders.setdefault(model, []).append(folder)
+    for model, given in folders.items():
+        status: dict[str, tuple[str, str | None]] = {}
         first: dict[str, Path] = {}
-        for log in run.progress(found, f"{what} {model}"):
-            out.logs += 1
-            try:
-                episode = read_episode(log)
-                task = tasks.get(episode.task_id)
-                if task is None:
-                    raise EpisodeError(f"{log}: task {episode.task_id} is not in release {target}")
-                if episode.task_id in first:
-                    raise EpisodeError(f"{log}: a second log of {episode.task_id} for {model} "
-                                       f"(the first: {first[episode.task_id]})")
-                problem = instruction_problem(episode.instruction, task)
-                if problem:
-                    raise EpisodeError(f"{log}: {problem}")
-            except EpisodeError as exc:
-                reason = str(exc).removeprefix(f"{log}: ")
-                run.reject(source=model, raw_ref=str(log), reason=str(exc), raw=b"",
-                           record_id=f"{model}/{log.parent.name}")
-                out.rejected.append({"model": model, "log": str(log), "reason": reason})
-                if log.parent.name in tasks and status.get(log.parent.name, ("",))[0] != "graded":
-                    status[log.parent.name] = ("rejected", reason)
-                continue
-            first[episode.task_id] = log
-            status[episode.task_id] = ("graded", None)
-            run.clear_rejects(record_id=f"{model}/{log.parent.name}")
-            out.played.append(Played(model, log, episode, task))
+        for folder in given:
+            found = find_logs(folder)
+            crashed = crashed_folders(folder, tasks)
+            if not found and not crashed:
+                raise InputError(f"{folder} holds no episode logs (<task_id>/log.json): give the folder the runner "
+                                 "wrote, e.g. logs/<model>/<category>")
+            for task_id, crashed_in in crashed.items():
+                status.setdefault(task_id, ("crashed", f"{crashed_in} holds no log.json"))
+            for log in run.progress(found, f"{what} {model}"):
+                out.logs += 1
+                try:
+                    episode = read_episode(log)
+                    task = tasks.get(episode.task_id)
+                    if task is None:
+                        raise EpisodeError(f"{log}: task {episode.task_id} is not in release {target}")
+                    if episode.task_id in first:
+                        raise EpisodeError(f"{log}: a second log of {episode.task_id} for {model} "
+                                           f"(the first: {first[episode.task_id]})")
+                    problem = instruction_problem(episode.instruction, task)
+                    if problem:
+                        raise EpisodeError(f"{log}: {problem}")
+                except EpisodeError as exc:
+                    reason = str(exc).removeprefix(f"{log}: ")
+                    run.reject(source=model, raw_ref=str(log), reason=str(exc), raw=b"",
+                               record_id=f"{model}/{log.parent.name}")
+                    out.rejected.append({"model": model, "log": str(log), "reason": reason})
+                    if log.parent.name in tasks and status.get(log.parent.name, ("",))[0] != "graded":
+                        status[log.parent.name] = ("rejected", reason)
+                    continue
+                first[episode.task_id] = log
+                status[episode.task_id] = ("graded", None)
+                run.clear_rejects(record_id=f"{model}/{log.parent.name}")
+                out.played.append(Played(model, log, episode, task))
         for task_id, task in tasks.items():
             state, reason = status.get(task_id, ("missing", None))
             out.coverage.append({"model": model, "task_id": task_id, "tier": task["tier"], "status": state,

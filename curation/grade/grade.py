@@ -105,9 +105,10 @@ class GradeResult(RunResult):
 
 
 def _check(logs: list[tuple[str, Path]], *_: Any, **__: Any) -> None:
-    models = [m for m, _ in logs]
-    if len(set(models)) != len(models):
-        raise UsageError(f"each model needs a name of its own (--model), got {', '.join(models)}")
+    """A model may come as several folders (its category folders, given one by one); a folder only once."""
+    folders = [folder.resolve() for _, folder in logs]
+    if len(set(folders)) != len(folders):
+        raise UsageError(f"a logs folder is given twice: {', '.join(str(f) for f in folders)}")
 
 
 @stage("grade", command="curate grade LOGS_DIR --release vX.Y.Z [--model NAME]", batched=False, check=_check,

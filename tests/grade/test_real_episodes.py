@@ -309,3 +309,21 @@ def test_an_episode_that_ended_without_finish_is_flagged(catalog, tmp_path):
     assert flagged == {"gui_like_1": f"no finish: stopped after {turns} turns (the step cap, or it broke off)"}
     assert result.summary["cut_off"] == [f"Scripted/gui_like_1: {flagged['gui_like_1']}"]
     assert pq.read_table(tmp_path / "out" / "episodes.parquet").column("cut_off").null_count == 6
+
+
+def test_one_models_category_folders_are_one_model(catalog, tmp_path):
+    """The runner writes logs/<model>/<category>/<task_id>/: the folder of the model is one model, and so are
+    its category folders given one by one (they were graded as three models named after the categories)."""
+    record_release(catalog, runner_dir(tmp_path / "release"))
+    path = catalog.path
+    catalog.close()
+    logs = episodes_copy(tmp_path / "logs" / "Scripted")
+    whole = _cli(path, tmp_path, str(logs), "--release", "1.0.0", "--out", str(tmp_path / "whole"), "--json")
+    parts = _cli(path, tmp_path, *(str(logs / c) for c in ("gui_action", "cross_source_understanding",
+                                                            "close_end_application")),
+                 "--release", "1.0.0", "--out", str(tmp_path / "parts"), "--json")
+    assert whole.returncode == 0 and parts.returncode == 0, whole.stderr + parts.stderr
+    for out in (whole, parts):
+        summary = json.loads(out.stdout)
+        assert {g["model"] for g in summary["per_tier"]} == {"Scripted"}
+        assert sum(g["episodes"] for g in summary["per_tier"]) == 7
