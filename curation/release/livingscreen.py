@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from curation.core.catalog import Catalog, now
-from curation.core.errors import PrerequisiteError, StateError
+from curation.core.errors import InputError, PrerequisiteError, StateError
 from curation.core.stage import RunResult, StageRun, stage
 from curation.corpus.feeds import Feed, insert_feeds
 from curation.release.build import record_runner_tasks
@@ -95,6 +95,20 @@ def _stub_videos(catalog: Catalog, run: StageRun, ids: list[str]) -> int:
     return len(missing)
 
 
+def refuse_repeated_ids(folder: Path, by_file: dict[str, list[dict[str, Any]]]) -> None:
+    """A task id is one task: two elements with one id are not a task and its next version (the second would
+    take the first's place with another task's text), so such a release is refused whole, both named."""
+    where: dict[str, list[str]] = {}
+    for name, items in by_file.items():
+        for position, element in enumerate(items):
+            where.setdefault(str(element.get("task_id")), []).append(f"{name}[{position}]")
+    repeated = {task_id: places for task_id, places in where.items() if len(places) > 1}
+    if repeated:
+        shown = "; ".join(f"{t} at {' and '.join(p)}" for t, p in sorted(repeated.items()))
+        raise InputError(f"{folder}: a task id is used by more than one element ({shown}); a task id is one task: "
+                         "nothing of this release was recorded")
+
+
 @stage("release-import-livingscreen", command="curate release import-livingscreen DIR --version V",
        reads=("releases", "release_tasks", "tasks", "feeds", "videos", "task_transitions"),
        writes=("releases", "release_tasks", "tasks", "feeds", "videos", "task_transitions", "rejects"),
@@ -117,6 +131,7 @@ def import_livingscreen(run: StageRun, folder: Path, version: str) -> RunResult:
             raise StateError(f"release {target} is already recorded ({recorded[0]['origin']}) with other content")
         run.counts["tasks_unchanged"] = len(elements)
         return RunResult(run.counts)
+    refuse_repeated_ids(folder, by_file)
     feeds_before = catalog.scalar("SELECT count(*) FROM feeds")
     versions: dict[str, int] = {}
     for name, items in by_file.items():

@@ -151,3 +151,31 @@ def test_the_figures_the_readme_quotes_on_v1(tmp_path):
     found = json.loads(curate("--catalog", db, "qc", "validate", "--json", "--notes").stdout)
     by_severity = {s: sum(d["severity"] == s for d in found) for s in ("error", "warning", "info")}
     assert by_severity == {"error": 2, "warning": 81, "info": 87}
+
+
+@requires_v1
+def test_a_repeated_task_id_is_refused_at_import_whole(tmp_path):
+    """The issue's planted duplicate: a copy of v1 whose second `event_association_18` holds
+    spatiotemporal_aggregation_12's instruction and feed. The import names both elements and records nothing,
+    so no impostor can ship; `qc validate` on the folder says the same."""
+    planted = tmp_path / "v1"
+    planted.mkdir()
+    for name in ("gui_action.json", "cross_source_understanding.json", "close_end_application.json"):
+        (planted / name).write_bytes((V1 / name).read_bytes())
+    elements = json.loads((planted / "cross_source_understanding.json").read_text(encoding="utf-8"))
+    ids = [e["task_id"] for e in elements]
+    impostor = copy.deepcopy(elements[ids.index("spatiotemporal_aggregation_12")])
+    impostor["task_id"] = "event_association_18"
+    elements.append(impostor)
+    (planted / "cross_source_understanding.json").write_text(json.dumps(elements, ensure_ascii=False), "utf-8")
+    db = str(tmp_path / "c.duckdb")
+    out = curate("--catalog", db, "release", "import-livingscreen", str(planted), "--version", "1.0.0")
+    first = ids.index("event_association_18")
+    assert out.returncode == 1 and (f"event_association_18 at cross_source_understanding.json[{first}] and "
+                                    f"cross_source_understanding.json[{len(ids)}]") in out.stderr, out.stderr
+    with duckdb.connect(db, read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM releases").fetchone()[0] == 0
+        assert con.execute("SELECT count(*) FROM tasks").fetchone()[0] == 0
+    validated = curate("--catalog", db, "qc", "validate", "--livingscreen", str(planted), "--json")
+    assert {"task_id": "event_association_18", "code": "duplicate-task-id"}.items() <= next(
+        d for d in json.loads(validated.stdout) if d["code"] == "duplicate-task-id").items()
