@@ -219,7 +219,10 @@ def test_the_fingerprint_migrations_give_stored_rows_the_fingerprint_the_ingest_
         # the fingerprint steps (and the copy of videos after them) run again; the later steps, which
         # change other tables, stay applied, but for 22 (the run column's one name), which runs on opening
         cat._migrate(MIGRATIONS[:16])
-        for later in (v for v in range(17, len(MIGRATIONS) + 1) if v != 22):
+        for later in range(17, 22):
+            cat.con.execute("INSERT INTO schema_migrations (version, applied_at) VALUES (?, now())", [later])
+        cat._migrate(MIGRATIONS[:22])  # the run column's one name again
+        for later in range(23, len(MIGRATIONS) + 1):
             cat.con.execute("INSERT INTO schema_migrations (version, applied_at) VALUES (?, now())", [later])
     with Catalog(path) as cat:
         assert cat.con.execute("SELECT video_id, record_hash FROM videos ORDER BY 1").fetchall() == hashes
