@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from curation.cli.base import ADD_HELP, app, config, open_catalog
+from curation.cli.base import ADD_HELP, app, config, open_catalog, served_media
 from curation.labelstudio.client import login_line
 from curation.labelstudio.people import annotator_email
 
@@ -36,7 +36,7 @@ def annotate_export(
     from curation.annotate.export import export_to_label_studio
 
     with open_catalog() as cat:
-        counts = export_to_label_studio(cat, (annotators or "").split(","), Path(config().media.output_dir), feed,
+        counts = export_to_label_studio(cat, (annotators or "").split(","), served_media(cat), feed,
                                         passwords, add=add, resend_missing=resend_missing)
     typer.echo(f"{counts['feeds']:,} feeds: {counts['exported']:,} exported, "
                f"{counts['already_exported']:,} already in Label Studio; "
@@ -65,7 +65,7 @@ def annotate_import() -> None:
     from curation.annotate.importer import import_from_label_studio
 
     with open_catalog() as cat:
-        counts = import_from_label_studio(cat, config().feeds, config().sources, Path(config().media.output_dir))
+        counts = import_from_label_studio(cat, config().feeds, config().sources, served_media(cat))
     typer.echo(f"{counts['annotations']:,} annotations: {counts['new']:,} new tasks, "
                f"{counts['new_versions']:,} new versions, {counts['unchanged']:,} unchanged, "
                f"{counts['skipped_by_annotator']:,} skipped by the annotator; "

@@ -64,6 +64,13 @@ def catalog_path() -> Path:
     return STATE.get("catalog") or Path(config().catalog.path)
 
 
+def served_media(cat: Catalog) -> Path:
+    """Where the catalog's normalised media are, wherever `curate` runs (see `media_root`)."""
+    from curation.media.normalise import media_root
+
+    return media_root(cat, Path(config().media.output_dir))
+
+
 def open_catalog(read_only: bool = False, create: bool = False) -> Catalog:
     """The catalog; only the commands that bring data in (`create`) may start a new one."""
     path = catalog_path()

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from curation.cli.base import app, config, open_catalog
+from curation.cli.base import app, config, open_catalog, served_media
 from curation.core.errors import UsageError
 
 
@@ -144,7 +144,7 @@ def audit_export(
     from curation.release.semver import Version
 
     with open_catalog() as cat:
-        c = export_audit(cat, str(Version.parse(release)), per_tier, seed, Path(config().media.output_dir),
+        c = export_audit(cat, str(Version.parse(release)), per_tier, seed, served_media(cat),
                          config().feeds.max_feed_len)
     typer.echo(f"{c['sampled']:,} of {c['graded']:,} graded trajectories: {c['sent']:,} sent, "
                f"{c['already_sent']:,} already in the audit project")

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from curation.cli.base import ADD_HELP, app, config, open_catalog
+from curation.cli.base import ADD_HELP, app, config, open_catalog, served_media
 
 qc_app = typer.Typer(no_args_is_help=True, help="Quality control of tasks.")
 app.add_typer(qc_app, name="qc")
@@ -109,13 +109,16 @@ PASSWORDS_HELP = "File of 'name password' lines for accounts made here (as in `c
 
 
 def _show_passwords(result) -> None:
-    from curation.labelstudio.client import login_line
+    from curation.labelstudio.client import annotator_url, login_line
     from curation.labelstudio.people import annotator_email
 
     for person, password in sorted(result.passwords.items()):
         typer.echo(f"  new account {person} ({annotator_email(person)}), password {password} "
                    "(shown once, stored nowhere)")
     typer.echo(login_line("people"))
+    if result.project_id is not None and annotator_url() is not None:
+        typer.echo(f"  the project: {annotator_url()}/projects/{result.project_id}/data (open it from this link: a "
+                   "member who also annotates is switched to the group's projects by it)")
 
 
 @calibrate_app.command("export")
@@ -137,7 +140,7 @@ def calibrate_export(
 
     with open_catalog() as cat:
         result = export_pilot(cat, (annotators or "").split(","), pilot, seed, questions,
-                              Path(config().media.output_dir), passwords, add=add)
+                              served_media(cat), passwords, add=add)
     typer.echo(f"pilot round {result['round']}: {result['items']} items per annotator; {result['sent']:,} tasks "
                f"sent, {result['already_sent']:,} already there; {result['accounts_created']} accounts created")
     _show_passwords(result)
@@ -177,7 +180,7 @@ def review_export(
     from curation.qc.review import export_reviews
 
     with open_catalog() as cat:
-        result = export_reviews(cat, (reviewers or "").split(","), seed, Path(config().media.output_dir), passwords,
+        result = export_reviews(cat, (reviewers or "").split(","), seed, served_media(cat), passwords,
                                 add=add)
     typer.echo(f"{result['tasks']:,} tasks to review: {result['sent']:,} sent, {result['already_sent']:,} already "
                "there; " + ", ".join(f"{p} {n:,}" for p, n in sorted(result["per_reviewer"].items())))
@@ -208,7 +211,7 @@ def adjudicate_export(
     from curation.qc.adjudicate import export_adjudication
 
     with open_catalog() as cat:
-        c = export_adjudication(cat, Path(config().media.output_dir), (members or "").split(","), passwords, add=add)
+        c = export_adjudication(cat, served_media(cat), (members or "").split(","), passwords, add=add)
     typer.echo(f"{c['escalated']:,} escalated tasks: {c['sent']:,} sent, {c['already_sent']:,} already there; "
                f"{c['accounts_created']} accounts created")
     _show_passwords(c)

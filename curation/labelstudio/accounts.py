@@ -78,7 +78,9 @@ with transaction.atomic():
     org.jwt.save()
     org.add_user(admin)
     org.add_user(user)
-    OrganizationMember.objects.filter(user=user).exclude(organization=org).delete()
+    # one annotator organization per person; the deciding group's (the admin's own) is kept
+    OrganizationMember.objects.filter(user=user, organization__title__startswith="LivingScreen · ").exclude(
+        organization=org).delete()
     user.active_organization = org
     user.save(update_fields=["active_organization"])
     # projects made before annotators had organizations of their own move into this one
@@ -223,6 +225,7 @@ def in_organization(client: Any, admin_id: int, organization_id: int, home: int 
 @dataclass
 class ExportResult(RunResult):
     passwords: dict[str, str] = field(default_factory=dict)  # chosen here: shown once, never stored
+    project_id: int | None = None  # the one project people open, for an export that has one
 
 
 def ensure_account(catalog: Catalog, annotator: str, admin_email: str, from_file: dict[str, str],

@@ -127,8 +127,15 @@ class GateHandler(BaseHTTPRequestHandler):
             if refusal is not None:
                 raise refusal
             assert decision is not None
+            owners = self.server.owners
+            projects = [object_id for kind, object_id in decision.objects if kind == "project"]
+            for project_id in projects:
+                owners.check(caller, "project", project_id)
+            if projects:  # before the other objects: Label Studio shows them only in the project's organization
+                owners.work_in(caller, projects[0])
             for kind, object_id in decision.objects:
-                self.server.owners.check(caller, kind, object_id)
+                if kind != "project":
+                    owners.check(caller, kind, object_id)
         except Refused as refused:
             self.note(who, refused.status, refused.reason)
             self.refuse(refused.status, refused.reason, api)

@@ -18,6 +18,7 @@ import json
 import threading
 import time
 from dataclasses import dataclass
+from http.cookies import SimpleCookie
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -41,15 +42,20 @@ class Upstream:
         return cls(self.host, self.port, timeout=self.timeout_s)
 
     def get_json(self, path: str, headers: dict[str, str]) -> tuple[int, Any]:
+        return self.call_json("GET", path, headers)
+
+    def call_json(self, method: str, path: str, headers: dict[str, str], payload: Any = None) -> tuple[int, Any]:
         conn = self.connection()
+        body = None if payload is None else json.dumps(payload).encode()
+        sent = {**headers, "Accept": "application/json", **({"Content-Type": "application/json"} if body else {})}
         try:
-            conn.request("GET", path, headers={**headers, "Accept": "application/json"})
+            conn.request(method, path, body=body, headers=sent)
             response = conn.getresponse()
-            body = response.read()
+            answer = response.read()
         finally:
             conn.close()
         try:
-            return response.status, json.loads(body) if response.status == 200 else None
+            return response.status, json.loads(answer) if response.status == 200 else None
         except ValueError:
             return 502, None
 
@@ -92,6 +98,8 @@ class Owners:
         self._callers = TTLCache(identity_ttl_s)
         self._members = TTLCache(membership_ttl_s)
         self._objects = TTLCache(object_ttl_s)
+        self._active = TTLCache(identity_ttl_s)  # user id -> the organization Label Studio shows them
+        self._switching = threading.Lock()
         self._admin_id: int | None = None
 
     def admin_id(self) -> int:
@@ -112,6 +120,8 @@ class Owners:
             status, me = self.upstream.get_json("/api/current-user/whoami", credentials)
             cached = (int(me["id"]), str(me.get("email") or "")) if status == 200 and isinstance(me, dict) else ()
             self._callers.put(key, cached)
+            if cached:
+                self._active.put(cached[0], me.get("active_organization"))
         return Caller(cached[0], cached[1], credentials) if cached else None
 
     def members(self, organization_id: int) -> frozenset[int]:
@@ -172,9 +182,46 @@ class Owners:
         if organization is None or caller.user_id not in self.members(organization):
             raise Refused(f"{kind} {object_id} is not in one of your projects")
 
+    def work_in(self, caller: Caller, project_id: int) -> None:
+        """Make the project's organization the one Label Studio shows the caller (checked theirs before).
+
+        Label Studio shows a person the projects of one organization, their *active* one, and answers
+        404 on the others. A group member who is also an annotator belongs to two: their own and the
+        deciding group's. Opening a project of the other switches them there, as an organization
+        switcher would; the next request naming a project of the first switches them back."""
+        organization = self.project_organization(project_id)
+        if organization is None:
+            return
+        with self._switching:
+            active = self._active.get(caller.user_id)
+            if active is None:
+                status, me = self.upstream.get_json("/api/current-user/whoami", caller.credentials)
+                active = me.get("active_organization") if status == 200 and isinstance(me, dict) else None
+            if active == organization:
+                self._active.put(caller.user_id, active)
+                return
+            status, _ = self.upstream.call_json("PATCH", f"/api/users/{caller.user_id}/", _as_writer(caller),
+                                                {"active_organization": organization})
+            if status != 200:
+                raise Refused(f"Label Studio did not switch you to project {project_id}'s organization "
+                              f"(HTTP {status})", 502)
+            self._active.put(caller.user_id, organization)
+
     def owns_project(self, caller: Caller, project_id: int) -> bool:
         try:
             self.check(caller, "project", project_id)
         except Refused:
             return False
         return True
+
+
+def _as_writer(caller: Caller) -> dict[str, str]:
+    """The caller's credentials for a write: a browser session also needs Django's CSRF token, which
+    its own cookie carries (a token login needs none)."""
+    cookie = caller.credentials.get("Cookie")
+    if not cookie:
+        return caller.credentials
+    jar = SimpleCookie()
+    jar.load(cookie)
+    token = jar["csrftoken"].value if "csrftoken" in jar else ""
+    return {**caller.credentials, "X-CSRFToken": token}

@@ -63,6 +63,17 @@ def output_paths(video_id: str, out_dir: Path) -> tuple[Path, Path, Path]:
             base.with_name(base.name + ".frames"))
 
 
+def media_root(catalog: Catalog, configured: Path) -> Path:
+    """The folder the normalised media are in, as the catalog records it, so that an export from any
+    working folder serves the files `curate media normalise` wrote; the configured folder (made
+    absolute) when nothing is recorded, or only paths relative to some earlier working folder."""
+    row = catalog.con.execute("SELECT video_id, output_path FROM media_outputs ORDER BY video_id LIMIT 1").fetchone()
+    if row is not None and Path(row[1]).is_absolute():
+        depth = len(output_paths(row[0], Path("/"))[0].parts) - 1  # the parts the video id adds to the root
+        return Path(row[1]).parents[depth - 1]
+    return configured.resolve()
+
+
 def build_command(job: Job, config: MediaConfig, tmp_out: Path, tmp_poster: Path,
                   tmp_frames: Path) -> list[str]:
     w, h, fps = config.width, config.height, config.fps
@@ -132,7 +143,7 @@ def normalise_one(job: Job, config: MediaConfig) -> dict[str, Any]:
 def plan_jobs(catalog: Catalog, config: MediaConfig) -> tuple[list[Job], int]:
     """Jobs still to do, and how many probed videos are already up to date."""
     digest = settings_sha256(config)
-    out_dir = Path(config.output_dir)
+    out_dir = Path(config.output_dir).resolve()  # recorded absolute: served wherever `curate` runs later
     done = {(v, s) for v, s, p in catalog.con.execute(
         "SELECT video_id, input_sha256, output_path FROM media_outputs WHERE settings_sha256 = ?",
         [digest]).fetchall() if Path(p).exists()}

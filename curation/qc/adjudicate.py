@@ -105,6 +105,7 @@ def export_adjudication(run: StageRun, media_root: Path | None = None, members: 
                        "升级的任务由小组决定：保留、删除或修改。指南：任务上方的 Instructions 按钮。 / "
                        "Escalated tasks for the group's decision: keep, delete or revise. The guide: the Instructions "
                        "button above each task.", media, instruction=guide_html()) as project_id:
+        result.project_id = project_id
         send_missing(run, session, project_id, PURPOSE, "group",
                      {f"{c['task_id']}@v{c['version']}": partial(_case_item, catalog, c, media) for c in cases},
                      "the escalated tasks")

@@ -20,6 +20,7 @@ from curation.annotate.importer import import_from_label_studio
 from curation.core.catalog import Catalog
 from curation.core.config import load_config
 from curation.labelstudio.gate import HIDDEN_CONTROLS, REFUSED_HEADER, start_gate
+from curation.qc.adjudicate import export_adjudication, import_adjudication
 from curation.qc.review import export_reviews, import_reviews
 from curation.qc.shortcut import filter_shortcuts
 from tests.annotate.test_browser_annotator import CHROMIUM, SETTLE_MS, choose, launch_chromium, log_in, write
@@ -237,3 +238,49 @@ def test_a_reviewer_reviews_all_tasks_through_the_gate(team):
     assert unexpected(recorded) == []
     with Catalog(team["catalog"]) as cat:
         assert import_reviews(cat)["reviews"] == 2
+
+
+def test_a_group_member_who_is_also_an_annotator_decides_through_the_gate(team):
+    """tove writes tasks in her own organization and is named to the deciding group, which works in the
+    admin's. Through the gate she opens the adjudication project, decides every escalated case from the
+    queue, goes back to her own authoring project, and still reads nothing of ulla's."""
+    if not CHROMIUM.exists():
+        pytest.fail("Debian's chromium is not installed: `make test` installs it")
+    from playwright.sync_api import expect
+
+    gate = team["gate"]
+    with Catalog(team["catalog"]) as cat:
+        if not cat.scalar("SELECT count(*) FROM reviews"):
+            pytest.fail("the reviewer's test must run first: its disagreements are the cases decided here")
+        export_adjudication(cat, team["media"], members=[AUTHOR])
+        cases = cat.rows("SELECT project_id, ls_task_id FROM qc_items WHERE purpose = 'adjudication'")
+        own = cat.scalar("SELECT project_id FROM ls_projects WHERE annotator = ?", [AUTHOR])
+        others = cat.scalar("SELECT project_id FROM ls_projects WHERE annotator = ?", [OTHER])
+    assert cases, "ulla's answers differ from tove's: something must be escalated"
+    adjudication = cases[0]["project_id"]
+    with recorded_session(gate, AUTHOR, team["password"]) as (page, recorded):
+        page.goto(f"{gate}/projects/{adjudication}/data")
+        page.get_by_text("Label All Tasks").click()
+        close_instructions(page)
+        for _ in cases:
+            expect(page.locator('input.ant-checkbox-input[name="保留 Keep"]')).to_be_visible(timeout=SETTLE_MS)
+            choose(page, "保留 Keep")
+            write(page, "note", "作者的答案成立 / the author's answer stands")
+            submitted(page, "submit")
+        expect(page.get_by_text("No More Tasks Left in Queue")).to_be_visible(timeout=SETTLE_MS)
+        # back to her own work: the authoring project opens as before
+        page.goto(f"{gate}/projects/{own}/data")
+        expect(page.get_by_text("Label All Tasks")).to_be_visible(timeout=SETTLE_MS)
+        tasks = page.request.get(f"{gate}/api/tasks?project={own}&page_size=30")
+        assert tasks.ok and tasks.json()["tasks"], "her own project's tasks, after deciding in the group's"
+        # and nothing beyond her projects and the group's
+        for path in (f"/api/projects/{others}", f"/api/tasks?project={others}", f"/projects/{others}/data"):
+            refused = page.request.get(f"{gate}{path}")
+            assert refused.status == 403 and refused.headers.get(REFUSED_HEADER.lower()) == "refused", path
+    assert recorded.refused_by_gate() == [], "the gate refused her own work"
+    assert unexpected(recorded) == []
+    with Catalog(team["catalog"]) as cat:
+        counts = import_adjudication(cat)
+        deciders = {r[0] for r in cat.con.execute("SELECT decided_by FROM decisions").fetchall()}
+    assert counts["kept"] == len(cases)
+    assert deciders == {f"{AUTHOR}@annotators.local"}  # her own account decided, in the group's project
