@@ -16,7 +16,7 @@ from curation.core.catalog import Catalog
 from curation.core.errors import AnnotationError, UsageError
 from curation.core.resources import resource_text
 from curation.core.stage import StageRun, stage
-from curation.corpus.feeds import latest_feeds
+from curation.corpus.feeds import Feed, latest_feeds
 from curation.labelstudio.accounts import (
     Account,
     ExportResult,
@@ -127,6 +127,8 @@ def export_to_label_studio(run: StageRun, annotators: list[str], media_root: Pat
             sent |= {(f, v) for f, v in catalog.con.execute(
                 "SELECT DISTINCT feed_id, base_feed_version FROM tasks WHERE ls_project_id IS NOT NULL").fetchall()}
             todo = [f for f in mine if (f.feed_id, f.version) not in sent]
+            if todo:  # tasks a killed run sent but never recorded are taken on, not sent twice
+                todo = take_on_unrecorded(client, catalog, project_id, annotator, todo, str(run.run_id))
             # "already in Label Studio" only for what is there: a task gone from the server is counted as missing
             counts["already_exported"] += len(mine) - len(todo) - len(
                 {f.feed_id for f in mine if (f.feed_id, f.version) in sent} & {f for f, _ in gone})
@@ -150,6 +152,28 @@ def export_to_label_studio(run: StageRun, annotators: list[str], media_root: Pat
         counts["resent"] += len({f for f, _ in counts["missing"].get(annotator, {}).get("feeds", [])}
                                 & {f.feed_id for f in todo}) if resend_missing else 0
     return result
+
+
+def take_on_unrecorded(client: Any, catalog: Catalog, project_id: int, annotator: str, todo: list[Feed],
+                       run_id: str) -> list[Feed]:
+    """Record the project's tasks that carry a feed version still to send but that the catalog does not
+    know (an export killed between Label Studio's import and the catalog's record); the feeds left to send."""
+    url = base_url()
+    recorded = {r[0] for r in catalog.con.execute("SELECT ls_task_id FROM ls_tasks WHERE base_url = ? AND "
+                                                  "project_id = ?", [url, project_id]).fetchall()}
+    wanted = {(f.feed_id, f.version): f for f in todo}
+    live = ls_call(f"{annotator}'s tasks",
+                   lambda: [(t.id, t.data or {}) for t in client.tasks.list(project=project_id)])
+    with catalog.transaction():
+        for task_id, data in live:
+            feed = wanted.get((data.get("feed_id"), data.get("feed_version")))
+            if task_id in recorded or feed is None:
+                continue
+            catalog.insert("ls_tasks", {"base_url": url, "project_id": project_id, "ls_task_id": task_id,
+                                        "feed_id": feed.feed_id, "feed_version": feed.version, "annotator": annotator,
+                                        "run_id": run_id})
+            del wanted[(feed.feed_id, feed.version)]
+    return list(wanted.values())
 
 
 def reconcile(client: Any, catalog: Catalog, project_id: int, annotator: str, resend: bool

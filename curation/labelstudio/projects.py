@@ -43,7 +43,7 @@ def ensure_project(client: Any, catalog: Catalog, table: str, items_table: str, 
     if known:
         current = ls_call("the project", client.projects.get, id=known[0])
         changes: dict[str, Any] = {}
-        if known[1] != sha or (current.label_config or "").strip() != label_config.strip():
+        if known[1] != sha or _unmarked(current.label_config).strip() != label_config.strip():
             changes["label_config"] = label_config
         if (current.description or "") != description:
             changes["description"] = description
@@ -56,14 +56,43 @@ def ensure_project(client: Any, catalog: Catalog, table: str, items_table: str, 
             catalog.con.execute(f"UPDATE {table} SET config_sha256 = ? WHERE base_url = ? AND project_id = ?",
                                 [sha, url, known[0]])
         return int(known[0])
-    shown = {"expert_instruction": instruction, "show_instruction": True} if instruction is not None else {}
-    project = ls_call(f"the project {title!r}", client.projects.create, title=title, label_config=label_config,
-                      description=description, **shown)
-    if media_root is not None and media_root.is_dir():
-        ls_call("serving the normalised media", client.import_storage.local.create, project=project.id,
+    adopted = _made_by_this_catalog(client, catalog, table, title)
+    if adopted is None:
+        shown = {"expert_instruction": instruction, "show_instruction": True} if instruction is not None else {}
+        adopted = int(ls_call(f"the project {title!r}", client.projects.create, title=title, description=description,
+                              label_config=f"{MADE_BY}{row['run_id']} -->\n{label_config}", **shown).id)
+    if media_root is not None and media_root.is_dir() and not ls_call(
+            "the project's storages", client.import_storage.local.list, project=adopted):
+        ls_call("serving the normalised media", client.import_storage.local.create, project=adopted,
                 path=str(media_root.resolve()), title="normalised media", use_blob_urls=False)
-    catalog.insert(table, {**key, **row, "project_id": project.id, "title": project.title, "config_sha256": sha})
-    return int(project.id)
+    catalog.insert(table, {**key, **row, "project_id": adopted, "title": title, "config_sha256": sha})
+    return adopted
+
+
+# The first line of a project's config as the toolkit makes it: the catalog run that made it. An export
+# that fails after Label Studio made the project, before the catalog recorded it, leaves a project only
+# this catalog can recognise; the next export takes it on instead of making a second one of the same
+# title (a project another catalog made on the same server names a run this catalog does not have).
+MADE_BY = "<!-- made by curate run "
+
+
+def _made_by_this_catalog(client: Any, catalog: Catalog, table: str, title: str) -> int | None:
+    """A project of this title that a run of this catalog made and never recorded, or None."""
+    recorded = {r[0] for r in catalog.con.execute(f"SELECT project_id FROM {table} WHERE base_url = ?",
+                                                  [base_url()]).fetchall()}
+    for project in ls_call("the project list", client.projects.list):
+        if project.title != title or project.id in recorded:
+            continue
+        config = ls_call("the project", client.projects.get, id=project.id).label_config or ""
+        run_id = config[len(MADE_BY):config.find(" -->")] if config.startswith(MADE_BY) else None
+        if run_id and catalog.scalar("SELECT count(*) FROM runs WHERE run_id = ?", [run_id]):
+            return int(project.id)
+    return None
+
+
+def _unmarked(config: str | None) -> str:
+    config = config or ""
+    return config.split("\n", 1)[1] if config.startswith(MADE_BY) and "\n" in config else config
 
 
 def send_tasks(client: Any, project_id: int, payload: list[dict[str, Any]], what: str) -> list[int]:

@@ -5,8 +5,11 @@ against a real server."""
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
+from curation.annotate.export import export_to_label_studio
 from curation.core.catalog import Catalog
 from curation.core.config import load_config
 from curation.corpus.feeds import build_feed_set
@@ -14,6 +17,7 @@ from curation.labelstudio.accounts import current_admin, in_organization
 from tests.annotate.test_labelstudio import result
 from tests.cli.test_cli import curate
 from tests.labelstudio import login
+from tests.qc.helpers import curate_in
 
 pytestmark = pytest.mark.servers  # a real Label Studio
 
@@ -65,3 +69,67 @@ def test_tasks_deleted_on_the_server_are_named_resent_and_never_duplicated(clust
     assert again.returncode == 0, again.stderr
     assert "2 exported" in again.stdout  # the imported one is not sent again
     assert len(live_tasks(ls_client, org, project)) == 5
+
+
+def authoring_projects(ls_client, organization: int, title: str) -> list[int]:
+    admin_id, _, home = current_admin(ls_client)
+    with in_organization(ls_client, admin_id, organization, home):
+        return sorted(p.id for p in ls_client.projects.list() if p.title == title)
+
+
+def test_an_export_that_fails_part_way_leaves_nothing_a_rerun_duplicates(clustered_catalog_file, label_studio,
+                                                                         ls_client, tmp_path, monkeypatch):
+    """Run from a folder whose `build/media` Label Studio will not serve, the export fails after Label Studio
+    made yara's project; the re-run (folder fixed) takes that project on instead of making a second one. A
+    second catalog on the same server makes a project of its own: it never takes on the first one's."""
+    first, second = tmp_path / "first.duckdb", tmp_path / "second.duckdb"
+    for path, seed in ((first, 97), (second, 98)):
+        shutil.copy(clustered_catalog_file, path)
+        with Catalog(path) as cat:
+            build_feed_set(cat, load_config().feeds, 3, seed=seed)
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "build" / "media").mkdir(parents=True)  # not under the server's document root
+    failed = curate_in(elsewhere, "--catalog", str(first), "annotate", "export", "--add", "yara")
+    assert failed.returncode == 1 and "LOCAL_FILES_DOCUMENT_ROOT" in failed.stderr, failed.stderr
+    with Catalog(first, read_only=True) as cat:
+        assert cat.scalar("SELECT count(*) FROM ls_projects WHERE annotator = 'yara'") == 0
+    organization = login(label_studio["url"], "yara@annotators.local", label_studio["annotator_password"]).get(
+        f"{label_studio['url']}/api/current-user/whoami").json()["active_organization"]
+    title = "LivingScreen authoring · yara"
+    orphan = authoring_projects(ls_client, organization, title)
+    assert len(orphan) == 1, "Label Studio made the project before the export failed"
+
+    (elsewhere / "build" / "media").rmdir()
+    again = curate_in(elsewhere, "--catalog", str(first), "annotate", "export", "--annotators", "yara")
+    assert again.returncode == 0, again.stderr
+    assert authoring_projects(ls_client, organization, title) == orphan  # taken on, not made twice
+    with Catalog(first, read_only=True) as cat:
+        assert cat.scalar("SELECT project_id FROM ls_projects WHERE annotator = 'yara'") == orphan[0]
+        assert cat.scalar("SELECT count(*) FROM ls_tasks WHERE project_id = ?", orphan) == 3
+
+    # the second catalog knows nothing of yara's project and must not take it
+    other = curate_in(elsewhere, "--catalog", str(second), "annotate", "export", "--add", "yara")
+    assert other.returncode == 0, other.stderr
+    with Catalog(second, read_only=True) as cat:
+        theirs = cat.scalar("SELECT project_id FROM ls_projects WHERE annotator = 'yara'")
+    assert theirs != orphan[0] and len(authoring_projects(ls_client, organization, title)) == 2
+
+    # killed between Label Studio's import of the tasks and the catalog's record of them: the re-run records
+    # the tasks Label Studio holds and sends none twice
+    with Catalog(first) as cat:
+        build_feed_set(cat, load_config().feeds, 2, seed=99)  # two more feeds for yara
+
+        def killed(self, table, row):
+            if table == "ls_tasks":
+                raise KeyboardInterrupt
+            return real_insert(self, table, row)
+
+        real_insert = Catalog.insert
+        monkeypatch.setattr(Catalog, "insert", killed)
+        with pytest.raises(KeyboardInterrupt):
+            export_to_label_studio(cat, ["yara"], label_studio["media"])
+        monkeypatch.undo()
+        assert export_to_label_studio(cat, ["yara"], label_studio["media"])["exported"] == 0
+        recorded = sorted(r[0] for r in cat.con.execute(
+            "SELECT ls_task_id FROM ls_tasks WHERE project_id = ?", orphan).fetchall())
+    assert recorded == live_tasks(ls_client, organization, orphan[0]) and len(recorded) == 5
