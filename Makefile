@@ -18,7 +18,7 @@ LLM_STAMP := $(LLM_VENV)/.installed
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
 	-DGGML_AVX512=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_BF16=OFF
 
-.PHONY: setup feeds test bench lint ffmpeg browser labelstudio llm clean
+.PHONY: setup feeds test bench lint ffmpeg browser labelstudio labelstudio-backup labelstudio-restore llm clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -76,6 +76,15 @@ labelstudio: setup $(LS_STAMP)
 	$(PY) -m curation.labelstudio.server --data-dir $(LS_DATA) --port $(LABEL_STUDIO_PORT)
 	$(PY) -m curation.labelstudio.gate --upstream http://127.0.0.1:$(LABEL_STUDIO_PORT) --host $(LS_GATE_HOST) \
 	  --port $(LS_GATE_PORT) --data-dir $(LS_DATA) --public-url "$(LS_PUBLIC_URL)"
+
+# One .tar.gz of LS_DATA in BACKUPS while Label Studio keeps running; a restore (BACKUP=file) needs it
+# stopped and keeps the folder it replaces (docs/deployment.md, "Backups").
+BACKUPS ?= backups
+labelstudio-backup: setup
+	$(PY) -m curation.labelstudio.backup backup --data-dir $(LS_DATA) --to $(BACKUPS)
+labelstudio-restore: setup
+	@test -n "$(BACKUP)" || { echo "name the backup: make labelstudio-restore BACKUP=backups/label-studio-….tar.gz"; exit 2; }
+	$(PY) -m curation.labelstudio.backup restore $(BACKUP) --data-dir $(LS_DATA)
 
 FEEDS ?= 50
 SEED ?= 7

@@ -144,6 +144,9 @@ def export_to_label_studio(run: StageRun, annotators: list[str], media_root: Pat
         if len(task_ids) != len(todo):
             raise AnnotationError(f"Label Studio returned {len(task_ids)} task ids for {len(todo)} feeds")
         with catalog.transaction():
+            # an id Label Studio gives a new task names no earlier one any more (ids come back after a restore)
+            catalog.con.execute("DELETE FROM ls_tasks WHERE base_url = ? AND list_contains(?, ls_task_id)",
+                                [url, task_ids])
             for feed, task_id in zip(todo, task_ids, strict=True):
                 catalog.insert("ls_tasks", {"base_url": url, "project_id": project_id, "ls_task_id": task_id,
                                             "feed_id": feed.feed_id, "feed_version": feed.version,
@@ -188,8 +191,11 @@ def reconcile(client: Any, catalog: Catalog, project_id: int, annotator: str, re
                         "AND project_id = ? AND annotator = ?", [url, project_id, annotator])
     if not sent:
         return []
-    live = set(ls_call(f"{annotator}'s tasks", lambda: [t.id for t in client.tasks.list(project=project_id)]))
-    gone = [r for r in sent if r["ls_task_id"] not in live]
+    live = dict(ls_call(f"{annotator}'s tasks", lambda: [
+        (t.id, ((t.data or {}).get("feed_id"), (t.data or {}).get("feed_version")))
+        for t in client.tasks.list(project=project_id)]))
+    # a restored backup gives the ids of tasks made after it to new tasks: an id holding another feed is gone too
+    gone = [r for r in sent if live.get(r["ls_task_id"]) != (r["feed_id"], r["feed_version"])]
     if resend:
         imported = {(r[0], r[1]) for r in catalog.con.execute(
             "SELECT feed_id, base_feed_version FROM tasks WHERE ls_project_id = ?", [project_id]).fetchall()}

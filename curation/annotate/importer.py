@@ -103,10 +103,12 @@ def import_from_label_studio(run: StageRun, feeds_config: FeedsConfig,
         organization = project["organization_id"]
         with in_organization(client, admin_id, organization, home) if organization else nullcontext():
             tasks = project_tasks(client, project["project_id"], f"{project['annotator']}'s annotations")
+            # by task and feed: after a restored backup, a task's id may name another feed's task
             gone = catalog.con.execute(
                 "SELECT count(DISTINCT task_id) FROM tasks WHERE ls_project_id = ? "
-                "AND NOT list_contains(?, ls_task_id)",
-                [project["project_id"], [t["id"] for t in tasks]]).fetchone()[0]
+                "AND NOT list_contains(?, ls_task_id::VARCHAR || ' ' || feed_id)",
+                [project["project_id"], [f"{t['id']} {(t.get('data') or {}).get('feed_id')}" for t in tasks]]
+            ).fetchone()[0]
             if gone:  # imported before, deleted on the server since: the catalog keeps every version
                 counts["gone_from_label_studio"] += gone
                 note(f"warning: {project['annotator']}: {gone} tasks imported before are no longer in Label Studio "
@@ -137,7 +139,8 @@ def _card(catalog: Catalog, project_id: int, task: dict[str, Any], media: Path) 
     made a new one, or undoing it went back) and its state, for the card and the task list."""
     rows = catalog.rows("SELECT t.feed_id, t.feed_version, t.base_feed_version, s.state FROM tasks t "
                         "JOIN task_states s USING (task_id, version) WHERE t.ls_project_id = ? AND t.ls_task_id = ? "
-                        "ORDER BY t.created_at DESC, t.version DESC LIMIT 1", [project_id, task["id"]])
+                        "AND t.feed_id = ? ORDER BY t.created_at DESC, t.version DESC LIMIT 1",
+                        [project_id, task["id"], (task.get("data") or {}).get("feed_id")])
     if not rows:
         return {}  # nothing written yet: the card is as exported
     row = rows[0]
@@ -161,8 +164,9 @@ def _import_annotation(run: StageRun, project: dict[str, Any], task: dict[str, A
     result = annotation.get("result") or []
     sha = annotation_sha(result)
     previous = (catalog.rows(
-        "SELECT * FROM tasks WHERE ls_project_id = ? AND ls_annotation_id = ? "
-        "ORDER BY created_at DESC, version DESC LIMIT 1", [project["project_id"], annotation["id"]]) or [None])[0]
+        "SELECT * FROM tasks WHERE ls_project_id = ? AND ls_annotation_id = ? AND ls_task_id = ? AND feed_id = ? "
+        "ORDER BY created_at DESC, version DESC LIMIT 1",
+        [project["project_id"], annotation["id"], task["id"], data.get("feed_id")]) or [None])[0]
     if previous and previous["annotation_sha256"] == sha:
         counts["unchanged"] += 1
         return None

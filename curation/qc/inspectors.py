@@ -113,11 +113,13 @@ class OpenAIInspector:
         retries = self.spec.max_retries
         for attempt in range(retries + 1):
             try:
-                response = await client.chat.completions.create(
+                # the reply's JSON read as it is: a typed response object per answer costs more than the
+                # rest of the request, and only the text is kept (bench/shortcut.py)
+                response = await client.chat.completions.with_raw_response.create(
                     model=self.model, messages=[{"role": "user", "content": prompt}],
                     temperature=self.temperature, max_tokens=self.spec.max_tokens,
                     seed=sample if self.temperature > 0 else None)
-                return _content(self.name, response)
+                return _content(self.name, json.loads(response.http_response.content))
             except (openai.RateLimitError, openai.APITimeoutError, openai.APIConnectionError,
                     openai.InternalServerError) as exc:
                 if attempt == retries:
@@ -134,13 +136,14 @@ class OpenAIInspector:
         raise AssertionError("unreachable")
 
 
-def _content(name: str, response: Any) -> str:
+def _content(name: str, reply: Any) -> str:
     """The text of a completion; a server that answered 200 with something else is a `ResponseError`."""
-    choices = getattr(response, "choices", None)
-    message = getattr(choices[0], "message", None) if isinstance(choices, list) and choices else None
-    content = getattr(message, "content", None)
-    if message is None or not isinstance(content, str | None):
-        raise ResponseError(f"{name}: the reply is not a chat completion ({str(response)[:200]!r})")
+    choices = reply.get("choices") if isinstance(reply, dict) else None
+    message = choices[0].get("message") if isinstance(choices, list) and choices and isinstance(choices[0], dict) \
+        else None
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(message, dict) or not isinstance(content, str | None):
+        raise ResponseError(f"{name}: the reply is not a chat completion ({str(reply)[:200]!r})")
     return content or ""
 
 

@@ -46,14 +46,14 @@ from curation.qc.shortcut_record import (
     current_record,
     difference_note,
     latest_decisions,
-    record_decision,
+    record_decisions,
     remember_config,
     set_record,
     verdicts_of_record,
     verdicts_under,
 )
 from curation.qc.shortcut_report import write_report
-from curation.tasks.lifecycle import move
+from curation.tasks.lifecycle import move_many
 from curation.tasks.runner_format import catalog_task_rows
 from curation.tasks.taxonomy import load_taxonomy
 
@@ -320,6 +320,7 @@ def _decide_on_record(run: StageRun, views: list[TaskView], verdicts: dict[tuple
     catalog, counts = run.db, run.counts
     decided = latest_decisions(catalog)
     who = f"qc-shortcut {digest}"
+    decisions, moves, before = [], [], {}
     for view in views:
         key = (view.task_id, view.version)
         if key not in verdicts:
@@ -330,15 +331,16 @@ def _decide_on_record(run: StageRun, views: list[TaskView], verdicts: dict[tuple
         if earlier != digest:
             again = f"re-decided by {digest}, the configuration of record (was {earlier})" if earlier else None
             why = f"{again}: {why}" if again else why
-            record_decision(run, view.task_id, view.version, digest,
-                            again or "decided by the configuration of record")
-        if move(run, view.task_id, view.version, verdict, who=who, reason=why):
-            result.moved.append((view.task_id, view.version, view.state, verdict))
+            decisions.append((view.task_id, view.version, again or "decided by the configuration of record"))
+        moves.append((view.task_id, view.version, verdict, why, who))
+        before[key] = view.state
+    record_decisions(run, decisions, digest)
+    result.moved += [(t, v, before[(t, v)], state) for t, v, state, _, _ in move_many(run, moves)]
     counts["moved"] = len(result.moved)
-    for row in catalog.rows("SELECT t.task_id, t.version, t.tier FROM latest_tasks t JOIN task_states s "
-                            "ON s.task_id = t.task_id AND s.version = t.version WHERE s.state = 'valid' "
-                            "AND t.eval_type = 'platform' AND NOT list_contains(?, t.tier)",
-                            [sorted(result.config["platform_tiers"])]):
-        move(run, row["task_id"], row["version"], "shortcut_passed", who=who,
-             reason=f"not filtered: {row['tier']} platform tasks are outside qc.shortcut.platform_tiers")
-        counts["not_filtered"] += 1
+    outside = catalog.rows("SELECT t.task_id, t.version, t.tier FROM latest_tasks t JOIN task_states s "
+                           "ON s.task_id = t.task_id AND s.version = t.version WHERE s.state = 'valid' "
+                           "AND t.eval_type = 'platform' AND NOT list_contains(?, t.tier)",
+                           [sorted(result.config["platform_tiers"])])
+    counts["not_filtered"] += len(move_many(run, [
+        (r["task_id"], r["version"], "shortcut_passed",
+         f"not filtered: {r['tier']} platform tasks are outside qc.shortcut.platform_tiers", who) for r in outside]))

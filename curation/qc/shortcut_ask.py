@@ -57,7 +57,7 @@ async def ask_all(catalog: Catalog, run_id: str, jobs: list[tuple[OpenAIInspecto
                 note(f"shortcut: {error}")
                 continue
             pending.append([*cache_key(inspector, prompt, sample), text, run_id, now()])
-            if len(pending) >= 64 or time.monotonic() - last_flush > 1.0:
+            if len(pending) >= 512 or time.monotonic() - last_flush > 1.0:
                 flush()
                 last_flush = time.monotonic()
         flush()

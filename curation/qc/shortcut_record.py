@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import pyarrow as pa
+
 from curation.core.catalog import Catalog, now
 from curation.core.fingerprint import json_sha256
 from curation.core.stage import StageRun
@@ -97,12 +99,19 @@ def latest_decisions(catalog: Catalog) -> dict[tuple[str, int], str]:
         "QUALIFY seq = max(seq) OVER (PARTITION BY task_id, task_version)").fetchall()}
 
 
-def record_decision(run: StageRun, task_id: str, version: int, digest: str, reason: str) -> None:
-    run.db.con.execute("""
-        INSERT INTO shortcut_decisions (task_id, task_version, seq, config_sha256, reason, run_id, decided_at)
-        SELECT ?, ?, coalesce(max(seq), 0) + 1, ?, ?, ?, ? FROM shortcut_decisions
-        WHERE task_id = ? AND task_version = ?""", [task_id, version, digest, reason, run.run_id, now(),
-                                                     task_id, version])
+def record_decisions(run: StageRun, decisions: list[tuple[str, int, str]], digest: str) -> None:
+    """(task id, version, reason) decided by configuration `digest`, each after the ones before it."""
+    if not decisions:
+        return
+    table = pa.table({"task_id": [d[0] for d in decisions], "task_version": pa.array([d[1] for d in decisions],
+                                                                                     pa.int32()),
+                      "reason": [d[2] for d in decisions]})
+    with run.db.staged(decided=table):
+        run.db.con.execute("""
+            INSERT INTO shortcut_decisions (task_id, task_version, seq, config_sha256, reason, run_id, decided_at)
+            SELECT d.task_id, d.task_version, coalesce(m.seq, 0) + 1, ?, d.reason, ?, ? FROM decided d
+            LEFT JOIN (SELECT task_id, task_version, max(seq) AS seq FROM shortcut_decisions GROUP BY ALL) m
+              ON m.task_id = d.task_id AND m.task_version = d.task_version""", [digest, run.run_id, now()])
 
 
 def verdicts_of_record(catalog: Catalog) -> dict[tuple[str, int], str]:

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pyarrow as pa
+
 from curation.core.catalog import Catalog, now
 from curation.core.errors import CurationError
 from curation.core.stage import StageRun
@@ -63,25 +65,54 @@ def state_of(catalog: Catalog, task_id: str, version: int) -> str | None:
                           "ORDER BY seq DESC LIMIT 1", [task_id, version])
 
 
-def move(run: StageRun, task_id: str, version: int, to_state: str, reason: str | None = None,
-         who: str | None = None) -> bool:
-    """Move a task version to `to_state`; False (and nothing written) when it is there already."""
+def _checked(task_id: str, version: int, current: str | None, to_state: str) -> bool:
+    """Whether the move changes anything; LifecycleError when the lifecycle does not allow it."""
     if to_state not in TRANSITIONS:
         raise LifecycleError(f"{task_id} v{version}: {to_state!r} is not a state ({', '.join(STATES)})")
-    catalog = run.db
-    current = state_of(catalog, task_id, version)
     if current == to_state:
         return False
     allowed = TRANSITIONS[current] if current is not None else STARTS
     if to_state not in allowed:
         raise LifecycleError(f"{task_id} v{version} is {current or 'new'}: it cannot become {to_state} "
                              f"(from there: {', '.join(sorted(allowed)) or 'nothing; it is final'})")
-    seq = catalog.scalar("SELECT coalesce(max(seq), 0) + 1 FROM task_transitions WHERE task_id = ? "
-                         "AND version = ?", [task_id, version])
-    catalog.insert("task_transitions", {"task_id": task_id, "version": version, "seq": seq,
-                                        "from_state": current, "to_state": to_state, "reason": reason,
-                                        "who": who, "run_id": run.run_id, "moved_at": now()})
     return True
+
+
+def move(run: StageRun, task_id: str, version: int, to_state: str, reason: str | None = None,
+         who: str | None = None) -> bool:
+    """Move a task version to `to_state`; False (and nothing written) when it is there already."""
+    return bool(move_many(run, [(task_id, version, to_state, reason, who)]))
+
+
+Move = tuple[str, int, str, str | None, str | None]  # task id, version, to state, reason, who
+
+
+def move_many(run: StageRun, moves: list[Move]) -> list[Move]:
+    """The moves `move` would make one by one, read and written in one go (a stage that moves thousands
+    of tasks spends milliseconds, not a query pair per task); the ones made, in order. All or nothing:
+    one move the lifecycle refuses refuses the lot before anything is written."""
+    if not moves:
+        return []
+    catalog = run.db
+    keys = pa.table({"task_id": [m[0] for m in moves], "version": pa.array([m[1] for m in moves], pa.int32())})
+    with catalog.staged(wanted=keys):
+        last = {(r[0], r[1]): (r[2], r[3]) for r in catalog.con.execute(
+            "SELECT t.task_id, t.version, arg_max(t.to_state, t.seq), max(t.seq) FROM task_transitions t "
+            "SEMI JOIN wanted w ON w.task_id = t.task_id AND w.version = t.version GROUP BY ALL").fetchall()}
+    made, rows, moved_at = [], [], now()
+    for task_id, version, to_state, reason, who in moves:
+        current, seq = last.get((task_id, version), (None, 0))
+        if not _checked(task_id, version, current, to_state):
+            continue
+        last[(task_id, version)] = (to_state, seq + 1)
+        rows.append((task_id, version, seq + 1, current, to_state, reason, who, run.run_id, moved_at))
+        made.append((task_id, version, to_state, reason, who))
+    if rows:
+        columns = ("task_id", "version", "seq", "from_state", "to_state", "reason", "who", "run_id", "moved_at")
+        table = pa.table({c: [r[i] for r in rows] for i, c in enumerate(columns)})
+        with catalog.staged(moved=table):
+            catalog.insert_staged("task_transitions", "moved", columns)
+    return made
 
 
 def path_of(catalog: Catalog, task_id: str) -> list[dict[str, Any]]:

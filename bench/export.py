@@ -1,0 +1,127 @@
+"""`curate annotate export` of many feeds to new annotators, beside Label Studio's own bulk import.
+
+Starts a Label Studio server of its own (fresh data folder, free port), plants `--feeds` feeds of real
+FakeSV metadata (12 videos each) in a fresh catalog, and exports them to `--annotators` new people,
+timing where the time goes: the people's accounts (Label Studio's management shell), projects, rendering
+the feed cards from the catalog, the import requests, and the catalog's records. Then the baseline: the
+same task payloads imported with Label Studio's bulk import (one request per project) into fresh
+projects, as a team would without the toolkit. Prints both and the ratio ours/baseline (goal <= 1.5x).
+
+    .venv/bin/python bench/export.py --feeds 1000 --annotators 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import signal
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from curation.core.catalog import Catalog  # noqa: E402
+from curation.core.services import free_port  # noqa: E402
+from curation.corpus.feeds import Feed, insert_feeds  # noqa: E402
+from curation.ingest import ingest_path  # noqa: E402
+from curation.labelstudio.server import start_server, wait_ready  # noqa: E402
+
+SPENT: dict[str, float] = defaultdict(float)
+
+
+def timed(module: Any, name: str, label: str) -> None:
+    """Wrap `module.name` so that the time spent in it adds to SPENT[label]."""
+    inner: Callable[..., Any] = getattr(module, name)
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            SPENT[label] += time.perf_counter() - t0
+
+    setattr(module, name, wrapper)
+
+
+def plant(cat: Catalog, n: int) -> None:
+    videos = [r[0] for r in cat.con.execute("SELECT video_id FROM videos ORDER BY video_id").fetchall()]
+    feeds = []
+    for i in range(n):
+        start = (i * 7) % (len(videos) - 12)
+        chosen = videos[start:start + 12]
+        feeds.append(Feed(f"feed-0-{i:04d}", 1, 0, "bench", chosen[:6], chosen[6:], chosen, 1.0, 0, "bench"))
+    insert_feeds(cat, feeds)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--feeds", type=int, default=1000)
+    parser.add_argument("--annotators", type=int, default=5)
+    args = parser.parse_args()
+
+    from label_studio_sdk import LabelStudio
+
+    import curation.annotate.export as export
+    import curation.labelstudio.accounts as accounts
+    from curation.core.resources import resource_text
+
+    with tempfile.TemporaryDirectory() as tmp:
+        data, media = Path(tmp) / "ls", Path(tmp) / "served" / "media"
+        media.mkdir(parents=True)
+        token, port = secrets.token_hex(20), free_port()
+        url = f"http://127.0.0.1:{port}"
+        proc = start_server(data, port, "admin@bench.local", "Bench-" + secrets.token_hex(6), token,
+                            media_root=media, log=Path(tmp) / "ls.log")
+        try:
+            wait_ready(url, timeout_s=240, proc=proc)
+            os.environ.update(LABEL_STUDIO_URL=url, LABEL_STUDIO_API_KEY=token, LABEL_STUDIO_DATA_DIR=str(data),
+                              LABEL_STUDIO_ANNOTATOR_PASSWORD="Bench-" + secrets.token_hex(6))
+            with Catalog(Path(tmp) / "c.duckdb") as cat:
+                ingest_path(cat, "fakesv", ROOT / "raw/FakeSV/data.json")
+                plant(cat, args.feeds)
+                people = [f"bench{i}" for i in range(args.annotators)]
+                timed(accounts, "_django", "accounts (Label Studio's shell)")
+                timed(export, "ensure_project", "projects")
+                timed(export, "render_feed", "rendering feed cards")
+                timed(export, "ls_call", "Label Studio requests")
+                t0 = time.perf_counter()
+                counts = export.export_to_label_studio(cat, [], media, add=people)
+                ours = time.perf_counter() - t0
+                assert counts["exported"] == args.feeds, counts
+                organizations = dict(cat.con.execute("SELECT project_id, organization_id FROM ls_projects").fetchall())
+
+            client = LabelStudio(base_url=url, api_key=token)
+            me = client.users.whoami()
+            home = me.active_organization
+            # the same payloads, read back from the toolkit's projects, for the baseline's bulk import
+            tasks: dict[int, list[dict[str, Any]]] = {}
+            for project_id, organization in organizations.items():
+                client.users.update(id=me.id, active_organization=organization)
+                tasks[project_id] = [{"data": t.data} for t in client.tasks.list(project=project_id)]
+            client.users.update(id=me.id, active_organization=home)
+            config = resource_text("authoring.xml")
+            t0 = time.perf_counter()
+            for n, (_, batch) in enumerate(sorted(tasks.items())):
+                project = client.projects.create(title=f"bulk {n}", label_config=config)
+                client.projects.import_tasks(id=project.id, request=batch, return_task_ids=True)
+            baseline = time.perf_counter() - t0
+        finally:
+            os.killpg(proc.pid, signal.SIGTERM)
+
+    print(f"{args.feeds:,} feeds to {args.annotators} new annotators")
+    print(f"Label Studio's bulk import (a project each, one request): {baseline:7.2f} s")
+    print(f"curate annotate export:                                  {ours:7.2f} s")
+    for label, spent in sorted(SPENT.items(), key=lambda kv: -kv[1]):
+        print(f"  {label:<40} {spent:7.2f} s")
+    print(f"ratio ours/baseline: {ours / baseline:.2f}x  (goal <= 1.5x)")
+
+
+if __name__ == "__main__":
+    main()
