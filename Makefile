@@ -109,12 +109,13 @@ test: setup $(LS_STAMP) $(LLM_STAMP) browser
 lint: setup
 	$(PY) -m ruff check curation tests bench
 
-bench: feeds
+bench: feeds $(LS_STAMP)
 	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev,ray,bench]'
 	$(PY) bench/ingest.py
 	$(PY) bench/cluster.py
 	$(PY) bench/media.py
 	$(PY) bench/shortcut.py
+	$(PY) bench/export.py
 
 clean:
 	rm -rf build

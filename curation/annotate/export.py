@@ -12,6 +12,8 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from curation.core.catalog import Catalog
 from curation.core.errors import AnnotationError, UsageError
 from curation.core.resources import resource_text
@@ -20,16 +22,16 @@ from curation.corpus.feeds import Feed, latest_feeds
 from curation.labelstudio.accounts import (
     Account,
     ExportResult,
+    Organizations,
     current_admin,
-    ensure_account,
-    in_organization,
+    ensure_accounts,
     read_passwords,
 )
 from curation.labelstudio.client import base_url, connect, ls_call
 from curation.labelstudio.guide import guide_html
 from curation.labelstudio.people import check_people, split_names
 from curation.labelstudio.projects import ensure_project as ensure_project_in
-from curation.labelstudio.render import feed_ref, list_fields, render_feed
+from curation.labelstudio.render import feed_ref, list_fields, render_feeds
 
 
 def _rank(*parts: str) -> str:
@@ -108,94 +110,122 @@ def export_to_label_studio(run: StageRun, annotators: list[str], media_root: Pat
                   missing={}, resent=0)
     run.params.update(resend_missing=resend_missing)
     admin_id, admin_email, home = current_admin(client)
-    for annotator in annotators:
-        mine = [f for f in feeds if assigned[f.feed_id] == annotator]
-        account = ensure_account(catalog, annotator, admin_email, from_file, result, run.run_id)
-        with in_organization(client, admin_id, account.organization_id, home):
-            with catalog.transaction():
-                project_id = ensure_project(client, catalog, str(run.run_id), account, label_config, media_root)
-                gone = reconcile(client, catalog, project_id, annotator, resend_missing)
-            if gone:
-                counts["missing"][annotator] = {"project": project_id, "feeds": gone, "resent": resend_missing}
-            # read after ensure_project, which forgets the tasks of a project deleted on the server
-            sent = {(f, v) for f, v in catalog.con.execute(
-                "SELECT feed_id, feed_version FROM ls_tasks WHERE base_url = ?", [url]).fetchall()}
-            # A feed version that an annotator's own edit produced is that task's feed, not new work; and a feed
-            # version a task was written on (imported) is done, even if its Label Studio task is gone.
-            sent |= {(f, v) for f, v in catalog.con.execute(
-                "SELECT DISTINCT feed_id, feed_version FROM tasks WHERE feed_version <> base_feed_version").fetchall()}
-            sent |= {(f, v) for f, v in catalog.con.execute(
-                "SELECT DISTINCT feed_id, base_feed_version FROM tasks WHERE ls_project_id IS NOT NULL").fetchall()}
-            todo = [f for f in mine if (f.feed_id, f.version) not in sent]
-            if todo:  # tasks a killed run sent but never recorded are taken on, not sent twice
-                todo = take_on_unrecorded(client, catalog, project_id, annotator, todo, str(run.run_id))
-            # "already in Label Studio" only for what is there: a task gone from the server is counted as missing
-            counts["already_exported"] += len(mine) - len(todo) - len(
-                {f.feed_id for f in mine if (f.feed_id, f.version) in sent} & {f for f, _ in gone})
-            counts["per_annotator"][annotator] = {"feeds": len(mine), "new": len(todo)}
-            if not todo:
-                continue
-            payload = [{"data": {"feed_html": render_feed(catalog, f, media_root), "feed_ref": feed_ref(f),
-                                 "feed_id": f.feed_id, "feed_version": f.version, "feedback": "",
-                                 **list_fields(f, "to_write")}} for f in todo]
-            response = ls_call(f"the tasks for {annotator}", client.projects.import_tasks, id=project_id,
-                               request=payload, return_task_ids=True)
-        task_ids = list(response.task_ids or [])
-        if len(task_ids) != len(todo):
-            raise AnnotationError(f"Label Studio returned {len(task_ids)} task ids for {len(todo)} feeds")
-        with catalog.transaction():
-            # an id Label Studio gives a new task names no earlier one any more (ids come back after a restore)
-            catalog.con.execute("DELETE FROM ls_tasks WHERE base_url = ? AND list_contains(?, ls_task_id)",
-                                [url, task_ids])
-            for feed, task_id in zip(todo, task_ids, strict=True):
-                catalog.insert("ls_tasks", {"base_url": url, "project_id": project_id, "ls_task_id": task_id,
-                                            "feed_id": feed.feed_id, "feed_version": feed.version,
-                                            "annotator": annotator, "run_id": run.run_id})
-        counts["exported"] += len(todo)
-        counts["resent"] += len({f for f, _ in counts["missing"].get(annotator, {}).get("feeds", [])}
-                                & {f.feed_id for f in todo}) if resend_missing else 0
+    people = ensure_accounts(catalog, annotators, admin_email, from_file, result, run.run_id)
+    with Organizations(client, admin_id, home) as organizations:
+        for annotator in annotators:
+            organizations.work_in(people[annotator].organization_id)
+            _send(run, client, people[annotator], [f for f in feeds if assigned[f.feed_id] == annotator],
+                  label_config, media_root, resend_missing)
     return result
 
 
-def take_on_unrecorded(client: Any, catalog: Catalog, project_id: int, annotator: str, todo: list[Feed],
-                       run_id: str) -> list[Feed]:
+def _send(run: StageRun, client: Any, account: Account, mine: list[Feed], label_config: str, media_root: Path,
+          resend_missing: bool) -> None:
+    """One annotator's share: their project made or checked, what the server lost named (and forgotten as
+    sent with `resend_missing`), and the feeds not there yet sent (the admin works in their organization)."""
+    catalog, counts, url, annotator = run.db, run.counts, base_url(), account.annotator
+    with catalog.transaction():
+        project_id = ensure_project(client, catalog, str(run.run_id), account, label_config, media_root)
+        live = live_task_ids(client, catalog, project_id, annotator)
+        gone = reconcile(live, catalog, project_id, annotator, resend_missing)
+    if gone:
+        counts["missing"][annotator] = {"project": project_id, "feeds": gone, "resent": resend_missing}
+    # read after ensure_project, which forgets the tasks of a project deleted on the server
+    sent = {(f, v) for f, v in catalog.con.execute(
+        "SELECT feed_id, feed_version FROM ls_tasks WHERE base_url = ?", [url]).fetchall()}
+    # A feed version that an annotator's own edit produced is that task's feed, not new work; and a feed
+    # version a task was written on (imported) is done, even if its Label Studio task is gone.
+    sent |= {(f, v) for f, v in catalog.con.execute(
+        "SELECT DISTINCT feed_id, feed_version FROM tasks WHERE feed_version <> base_feed_version").fetchall()}
+    sent |= {(f, v) for f, v in catalog.con.execute(
+        "SELECT DISTINCT feed_id, base_feed_version FROM tasks WHERE ls_project_id IS NOT NULL").fetchall()}
+    todo = [f for f in mine if (f.feed_id, f.version) not in sent]
+    if todo:  # tasks a killed run sent but never recorded are taken on, not sent twice
+        todo = take_on_unrecorded(client, catalog, project_id, annotator, live, todo, str(run.run_id))
+    # "already in Label Studio" only for what is there: a task gone from the server is counted as missing
+    counts["already_exported"] += len(mine) - len(todo) - len(
+        {f.feed_id for f in mine if (f.feed_id, f.version) in sent} & {f for f, _ in gone})
+    counts["per_annotator"][annotator] = {"feeds": len(mine), "new": len(todo)}
+    if not todo:
+        return
+    payload = [{"data": {"feed_html": html, "feed_ref": feed_ref(f), "feed_id": f.feed_id, "feed_version": f.version,
+                         "feedback": "", **list_fields(f, "to_write")}}
+               for f, html in zip(todo, render_feeds(catalog, todo, media_root), strict=True)]
+    response = ls_call(f"the tasks for {annotator}", client.projects.import_tasks, id=project_id, request=payload,
+                       return_task_ids=True)
+    task_ids = list(response.task_ids or [])
+    if len(task_ids) != len(todo):
+        raise AnnotationError(f"Label Studio returned {len(task_ids)} task ids for {len(todo)} feeds")
+    with catalog.transaction():
+        # an id Label Studio gives a new task names no earlier one any more (ids come back after a restore)
+        catalog.con.execute("DELETE FROM ls_tasks WHERE base_url = ? AND list_contains(?, ls_task_id)",
+                            [url, task_ids])
+        record_tasks(catalog, [(project_id, task_id, feed, annotator)
+                               for feed, task_id in zip(todo, task_ids, strict=True)], str(run.run_id))
+    counts["exported"] += len(todo)
+    if resend_missing:
+        counts["resent"] += len({f for f, _ in counts["missing"].get(annotator, {}).get("feeds", [])}
+                                & {f.feed_id for f in todo})
+
+
+def live_task_ids(client: Any, catalog: Catalog, project_id: int, annotator: str) -> set[int]:
+    """The ids of the tasks the project holds. When it holds as many as the catalog recorded sending, those
+    are taken to be the ones (only the toolkit adds tasks; a loss and an unrecorded send of the same size at
+    once is what this does not see); else listed, without their data (the cards make a full listing of
+    1,000 tasks take seconds, an id listing of 400 a tenth of one, the count a fortieth)."""
+    recorded = {r[0] for r in catalog.con.execute("SELECT ls_task_id FROM ls_tasks WHERE base_url = ? AND "
+                                                  "project_id = ?", [base_url(), project_id]).fetchall()}
+    held = ls_call(f"{annotator}'s project", client.projects.get, id=project_id).task_number
+    if held == len(recorded):
+        return recorded
+    return set(ls_call(f"{annotator}'s tasks", lambda: [
+        t.id for t in client.tasks.list(project=project_id, include="id", fields="task_only", page_size=1000)]))
+
+
+def take_on_unrecorded(client: Any, catalog: Catalog, project_id: int, annotator: str, live: set[int],
+                       todo: list[Feed], run_id: str) -> list[Feed]:
     """Record the project's tasks that carry a feed version still to send but that the catalog does not
     know (an export killed between Label Studio's import and the catalog's record); the feeds left to send."""
-    url = base_url()
     recorded = {r[0] for r in catalog.con.execute("SELECT ls_task_id FROM ls_tasks WHERE base_url = ? AND "
-                                                  "project_id = ?", [url, project_id]).fetchall()}
+                                                  "project_id = ?", [base_url(), project_id]).fetchall()}
     wanted = {(f.feed_id, f.version): f for f in todo}
-    live = ls_call(f"{annotator}'s tasks",
-                   lambda: [(t.id, t.data or {}) for t in client.tasks.list(project=project_id)])
+    found = []
+    for task_id in sorted(live - recorded):
+        data = ls_call("a task the catalog did not record", client.tasks.get, id=str(task_id)).data or {}
+        feed = wanted.pop((data.get("feed_id"), data.get("feed_version")), None)
+        if feed is not None:
+            found.append((project_id, task_id, feed, annotator))
     with catalog.transaction():
-        for task_id, data in live:
-            feed = wanted.get((data.get("feed_id"), data.get("feed_version")))
-            if task_id in recorded or feed is None:
-                continue
-            catalog.insert("ls_tasks", {"base_url": url, "project_id": project_id, "ls_task_id": task_id,
-                                        "feed_id": feed.feed_id, "feed_version": feed.version, "annotator": annotator,
-                                        "run_id": run_id})
-            del wanted[(feed.feed_id, feed.version)]
+        record_tasks(catalog, found, run_id)
     return list(wanted.values())
 
 
-def reconcile(client: Any, catalog: Catalog, project_id: int, annotator: str, resend: bool
+def record_tasks(catalog: Catalog, sent: list[tuple[int, int, Feed, str]], run_id: str) -> None:
+    """(project, Label Studio task, feed, annotator) rows of `ls_tasks`, written in one statement."""
+    if not sent:
+        return
+    table = pa.table({"base_url": [base_url()] * len(sent), "project_id": [s[0] for s in sent],
+                      "ls_task_id": [s[1] for s in sent], "feed_id": [s[2].feed_id for s in sent],
+                      "feed_version": pa.array([s[2].version for s in sent], pa.int32()),
+                      "annotator": [s[3] for s in sent], "run_id": [run_id] * len(sent)})
+    with catalog.staged(sent=table):
+        catalog.insert_staged("ls_tasks", "sent", table.column_names)
+
+
+def reconcile(live: set[int], catalog: Catalog, project_id: int, annotator: str, resend: bool
               ) -> list[tuple[str, int]]:
     """The feeds the catalog sent to this project whose Label Studio tasks are gone (deleted on the server,
     or a restored backup that predates them): (feed, version), named either way; with `resend`, forgotten
     as sent so that this export sends them again, unless the catalog already imported a task written on
     that feed version (the annotation is kept in the catalog; sending the feed again would invite a
-    second task)."""
+    second task). `live`: the project's task ids. An id Label Studio gave again after a restore is
+    taken from the lost task when the export records the new one (only the toolkit adds tasks)."""
     url = base_url()
     sent = catalog.rows("SELECT ls_task_id, feed_id, feed_version FROM ls_tasks WHERE base_url = ? "
                         "AND project_id = ? AND annotator = ?", [url, project_id, annotator])
     if not sent:
         return []
-    live = dict(ls_call(f"{annotator}'s tasks", lambda: [
-        (t.id, ((t.data or {}).get("feed_id"), (t.data or {}).get("feed_version")))
-        for t in client.tasks.list(project=project_id)]))
-    # a restored backup gives the ids of tasks made after it to new tasks: an id holding another feed is gone too
-    gone = [r for r in sent if live.get(r["ls_task_id"]) != (r["feed_id"], r["feed_version"])]
+    gone = [r for r in sent if r["ls_task_id"] not in live]
     if resend:
         imported = {(r[0], r[1]) for r in catalog.con.execute(
             "SELECT feed_id, base_feed_version FROM tasks WHERE ls_project_id = ?", [project_id]).fetchall()}

@@ -142,9 +142,10 @@ class _Rule:
             value = self._case([(f"{scalar} AND {string}", f"nullif({p}, '')"),
                                 (f"{scalar} AND {is_int}", s)])
             ok = f"({nothing} OR ({scalar} AND ({string} OR {is_int})))"
-            if target == "native_id":
+            if target == "native_id":  # an id with a control character is rejected per record
                 return value, (f"CASE WHEN {self.absent} OR NOT coalesce({ok}, false) THEN false "
-                               f"ELSE coalesce({value} IS NOT NULL AND {self.guard}, false) END")
+                               f"ELSE coalesce({value} IS NOT NULL AND {self.guard} "
+                               f"AND NOT regexp_matches({value}, '\\p{{Cc}}'), false) END")
         elif target in LIST_FIELDS:
             all_strings = (f"CASE WHEN readable THEN list_bool_and(list_transform("
                            f"json_type(text, {sql_literal(self.path + '[*]')}), lambda x: x = 'VARCHAR')) END")
@@ -163,9 +164,13 @@ class _Rule:
             value = self._case([(is_int, as_int),
                                 (f"{t} = 'DOUBLE'", f"TRY_CAST(round_even({as_double}, 0) AS BIGINT)"),
                                 (string, f"TRY_CAST({from_text} AS BIGINT)")])
+            # a count that is not whole is rejected per record (never rounded); a product a double cannot hold
+            # exactly ("1.1w") is decided there too
             ok = f"({nothing} OR ({scalar} AND " + _first(
-                (is_int, f"{as_int} >= 0"), (f"{t} = 'DOUBLE'", f"{as_double} BETWEEN 0 AND 1e15"),
-                (string, f"regexp_full_match({text}, {sql_literal(_COUNT_RE2)}) AND {from_text} < {_MAX_INT}")) + "))"
+                (is_int, f"{as_int} >= 0"),
+                (f"{t} = 'DOUBLE'", f"{as_double} BETWEEN 0 AND 1e15 AND {as_double} = floor({as_double})"),
+                (string, f"regexp_full_match({text}, {sql_literal(_COUNT_RE2)}) AND {from_text} < {_MAX_INT} "
+                         f"AND {number} * {unit} = {from_text}")) + "))"
         elif target in ("author_verified", "synthetic"):
             value = self._case([(f"{t} = 'BOOLEAN'", f"TRY_CAST({s} AS BOOLEAN)"), (is_int, f"{as_int} > 0"),
                                 (f"{string} AND {s} = ''", "NULL"),

@@ -17,6 +17,9 @@ import pyarrow as pa
 RawItem = tuple[str, bytes, Any, str | None]
 
 
+BOM = "\ufeff"
+
+
 def _decode(raw: bytes) -> tuple[str | None, str | None]:
     try:
         return raw.decode("utf-8"), None
@@ -27,11 +30,15 @@ def _decode(raw: bytes) -> tuple[str | None, str | None]:
 def _json_error(exc: json.JSONDecodeError, text: str) -> str:
     if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string"):
         return f"truncated JSON (ends at column {exc.colno})"
-    return f"invalid JSON: {exc.msg} at column {exc.colno}"
+    # some of Python's messages end in "at" themselves ("Invalid control character at")
+    message = exc.msg[:-3] if exc.msg.endswith(" at") else exc.msg
+    return f"invalid JSON: {message} at column {exc.colno}"
 
 
 def parse_json_line(ref: str, raw: bytes) -> RawItem:
     text, error = _decode(raw)
+    if text is not None and text.startswith(BOM):  # editors on Windows write one before the first line
+        text = text[1:]
     if text is None:
         return ref, raw, None, error
     try:
@@ -189,7 +196,7 @@ def read_csv(path: Path) -> Iterator[RawItem]:
         header = next(reader)
     except StopIteration:
         return
-    if header and header[0].startswith("\ufeff"):
+    if header and header[0].startswith(BOM):
         header[0] = header[0][1:]
     line_start = reader.line_num + 1
     for row in reader:

@@ -11,8 +11,10 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
 STRING_FIELDS = ("title", "description", "author_name", "author_bio", "label", "category",
@@ -71,7 +73,9 @@ def _parse_count(value: Any, name: str) -> int | None:
             raise RecordError(f"{name} is not a finite number")
         if value < 0:
             raise RecordError(f"{name} is negative ({value})")
-        return int(round(value))
+        if value != int(value):
+            raise RecordError(f"{name} is not a whole number ({value!r}); a count is never rounded")
+        return int(value)
     if not isinstance(value, str):
         raise RecordError(f"{name} must be a number or a count string, got {type(value).__name__}")
     text = value.strip().replace(",", "").replace("，", "")
@@ -84,10 +88,10 @@ def _parse_count(value: Any, name: str) -> int | None:
     if not match:
         raise RecordError(f"{name} is not a count: {value!r}")
     number, unit = match.groups()
-    scaled = float(number) * _UNIT.get(unit.lower(), 1)
-    if math.isinf(scaled):
-        raise RecordError(f"{name} is too large ({_short(value)})")
-    return int(round(scaled))
+    scaled = Decimal(number) * _UNIT.get(unit.lower(), 1)  # exact: "1.1w" is 11000, not 11000.000000000002
+    if scaled != scaled.to_integral_value():
+        raise RecordError(f"{name} is not a whole number ({value!r} is {scaled}); a count is never rounded")
+    return int(scaled)
 
 
 def _check_unicode(text: str, name: str) -> str:
@@ -234,6 +238,9 @@ def normalise_record(source: str, record: SourceRecord, max_field_bytes: int
     native_id = _clean_str(fields.get("native_id"), "native_id")
     if native_id is None:
         raise RecordError("missing id")
+    control = next((c for c in native_id if unicodedata.category(c) == "Cc"), None)
+    if control is not None:  # an id is looked up, typed and printed: an invisible character makes it another id
+        raise RecordError(f"the id {_short(native_id)} holds a control character (U+{ord(control):04X})")
     video_id = f"{source}/{native_id}"
     row: dict[str, Any] = {"video_id": video_id, "source": source, "native_id": native_id}
     for name in STRING_FIELDS:

@@ -32,78 +32,82 @@ from curation.labelstudio.server import label_studio_bin
 PASSWORD_ENV = "LABEL_STUDIO_ANNOTATOR_PASSWORD"
 DATA_DIR_ENV = "LABEL_STUDIO_DATA_DIR"
 
-# What both account scripts start with: their inputs, and the account made or found (its password
-# reset when asked).
-_ACCOUNT_HEAD = r'''
+# What both account scripts start with: their inputs (one JSON list of people, so that one shell of
+# Label Studio's, which takes seconds to start, sets up everyone an export names), and the account
+# made or found (its password reset when asked).
+_ACCOUNT_HEAD = r"""
 import json, os
 from django.db import transaction
 from organizations.models import Organization, OrganizationMember
 from users.models import User
 
-email = os.environ["CURATE_ANNOTATOR_EMAIL"]
-password = os.environ.get("CURATE_ANNOTATOR_PASSWORD") or None
-reset = os.environ.get("CURATE_RESET_PASSWORD") == "1"
+people = json.loads(os.environ["CURATE_PEOPLE"])
 
 
-def account():
-    user = User.objects.filter(email=email).first()
+def account(person):
+    user = User.objects.filter(email=person["email"]).first()
     created = user is None
     if created:
-        user = User.objects.create_user(email=email, password=password, username=email.split("@")[0],
-                                        first_name=os.environ.get("CURATE_ANNOTATOR_NAME", ""))
-    elif reset and password:
-        user.set_password(password)
+        user = User.objects.create_user(email=person["email"], password=person["password"] or None,
+                                        username=person["email"].split("@")[0], first_name=person["name"])
+    elif person["reset"] and person["password"]:
+        user.set_password(person["password"])
         user.save()
     return user, created
-'''
+"""
 
-# Runs inside Label Studio's Django shell; inputs come from the environment, the result is
-# one JSON line. A dormant owner per organization: Label Studio reads the owner's e-mail on
-# every project request, and the admin can own only its own organization.
-_PROVISION = _ACCOUNT_HEAD + r'''
+# Runs inside Label Studio's Django shell; the result is one JSON line (a list, in the order given). A
+# dormant owner per organization: Label Studio reads the owner's e-mail on every project request, and
+# the admin can own only its own organization.
+_PROVISION = _ACCOUNT_HEAD + r"""
+from projects.models import Project
 admin = User.objects.get(email=os.environ["CURATE_ADMIN_EMAIL"])
-title = os.environ["CURATE_ORG_TITLE"]
-with transaction.atomic():
-    user, created = account()
-    org = Organization.objects.filter(title=title).first() or Organization.objects.create(title=title)
-    if org.created_by_id is None:
-        owner, _ = User.objects.get_or_create(email=f"owner-{org.id}@orgs.invalid",
-                                              defaults={"username": f"owner-{org.id}", "is_active": False})
-        owner.set_unusable_password()
-        owner.save()
-        org.created_by = owner
-        org.save(update_fields=["created_by"])
-        org.add_user(owner)
-    org.jwt.legacy_api_tokens_enabled = True
-    org.jwt.save()
-    org.add_user(admin)
-    org.add_user(user)
-    # one annotator organization per person; the deciding group's (the admin's own) is kept
-    OrganizationMember.objects.filter(user=user, organization__title__startswith="LivingScreen · ").exclude(
-        organization=org).delete()
-    user.active_organization = org
-    user.save(update_fields=["active_organization"])
-    # projects made before annotators had organizations of their own move into this one
-    from projects.models import Project
-    moving = [int(p) for p in os.environ.get("CURATE_MOVE_PROJECTS", "").split(",") if p]
-    Project.objects.filter(id__in=moving).update(organization=org)
-print(json.dumps({"user_id": user.id, "organization_id": org.id, "created": created}))
-'''
-
-
-# A member of the group that decides escalated tasks: an account in the admin's own organization
-# (where the adjudication project lives). A person who is also an annotator keeps their own
-# organization as the one they work in.
-_PROVISION_MEMBER = _ACCOUNT_HEAD + r'''
-org = Organization.objects.get(id=int(os.environ["CURATE_ORG_ID"]))
-with transaction.atomic():
-    user, created = account()
-    org.add_user(user)
-    if user.active_organization_id is None or created:
+out = []
+for person in people:
+    with transaction.atomic():
+        user, created = account(person)
+        title = person["org_title"]
+        org = Organization.objects.filter(title=title).first() or Organization.objects.create(title=title)
+        if org.created_by_id is None:
+            owner, _ = User.objects.get_or_create(email=f"owner-{org.id}@orgs.invalid",
+                                                  defaults={"username": f"owner-{org.id}", "is_active": False})
+            owner.set_unusable_password()
+            owner.save()
+            org.created_by = owner
+            org.save(update_fields=["created_by"])
+            org.add_user(owner)
+        org.jwt.legacy_api_tokens_enabled = True
+        org.jwt.save()
+        org.add_user(admin)
+        org.add_user(user)
+        # one annotator organization per person; the deciding group's (the admin's own) is kept
+        OrganizationMember.objects.filter(user=user, organization__title__startswith="LivingScreen · ").exclude(
+            organization=org).delete()
         user.active_organization = org
         user.save(update_fields=["active_organization"])
-print(json.dumps({"user_id": user.id, "organization_id": org.id, "created": created}))
-'''
+        # projects made before annotators had organizations of their own move into this one
+        Project.objects.filter(id__in=person["move_projects"]).update(organization=org)
+    out.append({"user_id": user.id, "organization_id": org.id, "created": created})
+print(json.dumps(out))
+"""
+
+
+# Members of the group that decides escalated tasks: accounts in the admin's own organization (where
+# the adjudication project lives). A person who is also an annotator keeps their own organization as the
+# one they work in (the access gate switches them when they open the group's project).
+_PROVISION_MEMBER = _ACCOUNT_HEAD + r"""
+org = Organization.objects.get(id=int(os.environ["CURATE_ORG_ID"]))
+out = []
+for person in people:
+    with transaction.atomic():
+        user, created = account(person)
+        org.add_user(user)
+        if user.active_organization_id is None or created:
+            user.active_organization = org
+            user.save(update_fields=["active_organization"])
+    out.append({"user_id": user.id, "organization_id": org.id, "created": created})
+print(json.dumps(out))
+"""
 
 
 @dataclass(frozen=True)
@@ -146,7 +150,7 @@ def data_dir() -> Path:
     return path
 
 
-def _django(script: str, env: dict[str, str]) -> dict[str, Any]:
+def _django(script: str, env: dict[str, str]) -> Any:
     binary = label_studio_bin()
     python = binary.parent / "python"
     if not python.exists():
@@ -161,38 +165,57 @@ def _django(script: str, env: dict[str, str]) -> dict[str, Any]:
                               capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         raise AnnotationError("setting up the account: Label Studio's shell gave no answer within 180 s") from None
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("[")]
     if proc.returncode != 0 or not lines:
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         raise AnnotationError(f"setting up the account in Label Studio failed: {tail[:300]}")
     return json.loads(lines[-1])
 
 
+@dataclass(frozen=True)
+class Wanted:
+    """An account to make or find: who, the password a new account gets (or a reset sets), whether to reset."""
+
+    person: str
+    password: str
+    reset: bool = False
+    move_projects: tuple[int, ...] = ()
+
+
+def _person(wanted: Wanted) -> dict[str, Any]:
+    return {"email": annotator_email(wanted.person), "password": wanted.password, "reset": wanted.reset,
+            "name": wanted.person.split("@")[0], "org_title": f"LivingScreen · {wanted.person}",
+            "move_projects": list(wanted.move_projects)}
+
+
+def provision_all(wanted: list[Wanted], admin_email: str) -> list[Account]:
+    """Each person's account, in an organization of their own with the admin, from one shell of Label
+    Studio's. An existing account keeps its password unless `reset`."""
+    for one in wanted:
+        if annotator_email(one.person) == admin_email.lower():
+            raise UsageError(f"{one.person} is the toolkit's own admin account: annotators need accounts of their own")
+    if not wanted:
+        return []
+    results = _django(_PROVISION, {"CURATE_PEOPLE": json.dumps([_person(w) for w in wanted]),
+                                   "CURATE_ADMIN_EMAIL": admin_email})
+    return [Account(w.person, annotator_email(w.person), int(r["user_id"]), int(r["organization_id"]),
+                    bool(r["created"]), w.password) for w, r in zip(wanted, results, strict=True)]
+
+
 def provision(annotator: str, admin_email: str, password: str, reset: bool = False,
               move_projects: list[int] | None = None) -> Account:
-    """The annotator's account, in its own organization with the admin. `password` is the new
-    account's; an existing account keeps its own unless `reset`."""
-    email = annotator_email(annotator)
-    if email == admin_email.lower():
-        raise UsageError(f"{annotator} is the toolkit's own admin account: annotators need accounts of their own")
-    result = _django(_PROVISION, {"CURATE_ANNOTATOR_EMAIL": email, "CURATE_ANNOTATOR_PASSWORD": password,
-                                  "CURATE_RESET_PASSWORD": "1" if reset else "0",
-                                  "CURATE_MOVE_PROJECTS": ",".join(str(p) for p in move_projects or []),
-                                  "CURATE_ANNOTATOR_NAME": annotator.split("@")[0], "CURATE_ADMIN_EMAIL": admin_email,
-                                  "CURATE_ORG_TITLE": f"LivingScreen · {annotator}"})
-    return Account(annotator, email, int(result["user_id"]), int(result["organization_id"]),
-                   bool(result["created"]), password)
+    """One person's account (see `provision_all`)."""
+    return provision_all([Wanted(annotator, password, reset, tuple(move_projects or []))], admin_email)[0]
 
 
-def provision_member(person: str, organization_id: int, password: str, reset: bool = False) -> Account:
-    """An account for a member of the deciding group, in the organization `organization_id`."""
-    email = annotator_email(person)
-    result = _django(_PROVISION_MEMBER, {"CURATE_ANNOTATOR_EMAIL": email, "CURATE_ANNOTATOR_PASSWORD": password,
-                                         "CURATE_RESET_PASSWORD": "1" if reset else "0",
-                                         "CURATE_ANNOTATOR_NAME": person.split("@")[0],
-                                         "CURATE_ORG_ID": str(organization_id)})
-    return Account(person, email, int(result["user_id"]), int(result["organization_id"]), bool(result["created"]),
-                   password)
+def provision_members(wanted: list[Wanted], organization_id: int) -> list[Account]:
+    """Accounts for members of the deciding group, in the organization `organization_id`, from one shell."""
+    if not wanted:
+        return []
+    results = _django(_PROVISION_MEMBER, {"CURATE_PEOPLE": json.dumps([_person(w) for w in wanted]),
+                                          "CURATE_ORG_ID": str(organization_id)})
+    return [Account(w.person, annotator_email(w.person), int(r["user_id"]), int(r["organization_id"]),
+                    bool(r["created"]), w.password) for w, r in zip(wanted, results, strict=True)]
 
 
 def choose_password(annotator: str, from_file: dict[str, str]) -> tuple[str, bool]:
@@ -222,6 +245,28 @@ def in_organization(client: Any, admin_id: int, organization_id: int, home: int 
                     active_organization=home)
 
 
+class Organizations:
+    """The admin's active organization across a loop over people: switched only when the next person's
+    differs (not there and back for each), the home one restored when the block ends."""
+
+    def __init__(self, client: Any, admin_id: int, home: int | None) -> None:
+        self.client, self.admin_id, self.home, self.current = client, admin_id, home, home
+
+    def work_in(self, organization_id: int) -> None:
+        if organization_id != self.current:
+            ls_call("switching to the person's organization", self.client.users.update, id=self.admin_id,
+                    active_organization=organization_id)
+            self.current = organization_id
+
+    def __enter__(self) -> Organizations:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.home is not None and self.current != self.home:
+            ls_call("switching back to the admin's organization", self.client.users.update, id=self.admin_id,
+                    active_organization=self.home)
+
+
 @dataclass
 class ExportResult(RunResult):
     passwords: dict[str, str] = field(default_factory=dict)  # chosen here: shown once, never stored
@@ -230,28 +275,45 @@ class ExportResult(RunResult):
 
 def ensure_account(catalog: Catalog, annotator: str, admin_email: str, from_file: dict[str, str],
                    result: ExportResult, run_id: str | None = None) -> Account:
-    """The annotator's account and organization. A known annotator keeps their password unless the
-    password file names them; a project made before organizations moves into theirs. The caller
-    has checked the name (curation/labelstudio/people.py): this makes any account it is given."""
+    """One person's account (see `ensure_accounts`)."""
+    return ensure_accounts(catalog, [annotator], admin_email, from_file, result, run_id)[annotator]
+
+
+def ensure_accounts(catalog: Catalog, people: list[str], admin_email: str, from_file: dict[str, str],
+                    result: ExportResult, run_id: str | None = None) -> dict[str, Account]:
+    """Each person's account and organization, the ones still to make or reset made together. A known
+    annotator keeps their password unless the password file names them; a project made before
+    organizations moves into theirs. The caller has checked the names (curation/labelstudio/people.py):
+    this makes any account it is given."""
     url = base_url()
-    known = catalog.rows("SELECT project_id, annotator_user_id, organization_id FROM ls_projects "
-                         "WHERE base_url = ? AND annotator = ?", [url, annotator])
-    elsewhere = catalog.rows("SELECT user_id AS annotator_user_id, organization_id FROM qc_projects "
-                             "WHERE base_url = ? AND person = ? AND purpose <> 'adjudication' "
-                             "AND organization_id IS NOT NULL", [url, annotator])
-    for found in (known, elsewhere):
-        if found and found[0]["organization_id"] is not None and annotator not in from_file:
-            remember_person(catalog, annotator, run_id)
-            return Account(annotator, annotator_email(annotator), found[0]["annotator_user_id"],
-                           found[0]["organization_id"], False, None)
-    password, generated = choose_password(annotator, from_file)
-    legacy = [r["project_id"] for r in known if r["organization_id"] is None]
-    account = provision(annotator, admin_email, password, reset=annotator in from_file, move_projects=legacy)
-    if legacy:
-        catalog.con.execute("UPDATE ls_projects SET organization_id = ?, annotator_user_id = ? WHERE base_url = ? "
-                            "AND annotator = ?", [account.organization_id, account.user_id, url, annotator])
-    if generated and account.created:
-        result.passwords[annotator] = password
-    result.counts["accounts_created"] += account.created
-    remember_person(catalog, annotator, run_id)
-    return account
+    accounts: dict[str, Account] = {}
+    wanted: list[Wanted] = []
+    generated: set[str] = set()
+    for person in people:
+        known = catalog.rows("SELECT project_id, annotator_user_id, organization_id FROM ls_projects "
+                             "WHERE base_url = ? AND annotator = ?", [url, person])
+        elsewhere = catalog.rows("SELECT user_id AS annotator_user_id, organization_id FROM qc_projects "
+                                 "WHERE base_url = ? AND person = ? AND purpose <> 'adjudication' "
+                                 "AND organization_id IS NOT NULL", [url, person])
+        found = next((f for f in (known, elsewhere) if f and f[0]["organization_id"] is not None), None)
+        if found and person not in from_file:
+            accounts[person] = Account(person, annotator_email(person), found[0]["annotator_user_id"],
+                                       found[0]["organization_id"], False, None)
+            continue
+        password, made_up = choose_password(person, from_file)
+        if made_up:
+            generated.add(person)
+        wanted.append(Wanted(person, password, person in from_file,
+                             tuple(r["project_id"] for r in known if r["organization_id"] is None)))
+    for want, account in zip(wanted, provision_all(wanted, admin_email), strict=True):
+        accounts[want.person] = account
+        if want.move_projects:
+            catalog.con.execute("UPDATE ls_projects SET organization_id = ?, annotator_user_id = ? "
+                                "WHERE base_url = ? AND annotator = ?",
+                                [account.organization_id, account.user_id, url, want.person])
+        if want.person in generated and account.created:
+            result.passwords[want.person] = want.password
+        result.counts["accounts_created"] += account.created
+    for person in people:
+        remember_person(catalog, person, run_id)
+    return {person: accounts[person] for person in people}

@@ -34,14 +34,13 @@ def ensure_project(client: Any, catalog: Catalog, table: str, items_table: str, 
     where = " AND ".join(f"{column} = ?" for column in key)
     known = catalog.con.execute(f"SELECT project_id, config_sha256 FROM {table} WHERE {where}",
                                 list(key.values())).fetchone()
-    live = {p.id for p in ls_call("the project list", client.projects.list)}
     url = key["base_url"]
-    if known and known[0] not in live:  # deleted on the server: forgotten with the tasks sent to it
+    current = _project_or_none(client, known[0]) if known else None
+    if known and current is None:  # deleted on the server: forgotten with the tasks sent to it
         catalog.con.execute(f"DELETE FROM {items_table} WHERE base_url = ? AND project_id = ?", [url, known[0]])
         catalog.con.execute(f"DELETE FROM {table} WHERE base_url = ? AND project_id = ?", [url, known[0]])
         known = None
     if known:
-        current = ls_call("the project", client.projects.get, id=known[0])
         changes: dict[str, Any] = {}
         if known[1] != sha or _unmarked(current.label_config).strip() != label_config.strip():
             changes["label_config"] = label_config
@@ -56,7 +55,8 @@ def ensure_project(client: Any, catalog: Catalog, table: str, items_table: str, 
             catalog.con.execute(f"UPDATE {table} SET config_sha256 = ? WHERE base_url = ? AND project_id = ?",
                                 [sha, url, known[0]])
         return int(known[0])
-    adopted = _made_by_this_catalog(client, catalog, table, title)
+    listed = ls_call("the project list", lambda: list(client.projects.list(include="id,title", page_size=1000)))
+    adopted = _made_by_this_catalog(client, catalog, table, title, listed)
     if adopted is None:
         shown = {"expert_instruction": instruction, "show_instruction": True} if instruction is not None else {}
         adopted = int(ls_call(f"the project {title!r}", client.projects.create, title=title, description=description,
@@ -69,6 +69,19 @@ def ensure_project(client: Any, catalog: Catalog, table: str, items_table: str, 
     return adopted
 
 
+def _project_or_none(client: Any, project_id: int) -> Any:
+    """The project as Label Studio has it now, or None when it is gone (deleted, or a restored backup
+    predates it)."""
+    from label_studio_sdk.core.api_error import ApiError
+
+    try:
+        return client.projects.get(id=project_id)
+    except ApiError as exc:
+        if exc.status_code == 404:
+            return None
+        return ls_call("the project", client.projects.get, id=project_id)  # the one-line error for the rest
+
+
 # The first line of a project's config as the toolkit makes it: the catalog run that made it. An export
 # that fails after Label Studio made the project, before the catalog recorded it, leaves a project only
 # this catalog can recognise; the next export takes it on instead of making a second one of the same
@@ -76,11 +89,11 @@ def ensure_project(client: Any, catalog: Catalog, table: str, items_table: str, 
 MADE_BY = "<!-- made by curate run "
 
 
-def _made_by_this_catalog(client: Any, catalog: Catalog, table: str, title: str) -> int | None:
-    """A project of this title that a run of this catalog made and never recorded, or None."""
+def _made_by_this_catalog(client: Any, catalog: Catalog, table: str, title: str, listed: list[Any]) -> int | None:
+    """A project of this title (among `listed`) that a run of this catalog made and never recorded, or None."""
     recorded = {r[0] for r in catalog.con.execute(f"SELECT project_id FROM {table} WHERE base_url = ?",
                                                   [base_url()]).fetchall()}
-    for project in ls_call("the project list", client.projects.list):
+    for project in listed:
         if project.title != title or project.id in recorded:
             continue
         config = ls_call("the project", client.projects.get, id=project.id).label_config or ""

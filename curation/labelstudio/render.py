@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import pyarrow as pa
+
 from curation.core.catalog import Catalog
 from curation.corpus.feeds import Feed
 from curation.corpus.visible import VisibleVideo, load_visible
@@ -80,22 +82,33 @@ def video_card(position: int, video: VisibleVideo, comments: list[dict[str, Any]
 
 
 def render_feed(catalog: Catalog, feed: Feed, media_root: Path) -> str:
-    ids = feed.video_feed
-    visible = load_visible(catalog, ids)
-    comments: dict[str, list[dict[str, Any]]] = {}
-    for c in catalog.rows("SELECT * FROM comments WHERE list_contains(?, video_id) "
-                          "ORDER BY video_id, coalesce(time_s, 0), comment_id", [ids]):
-        comments.setdefault(c["video_id"], []).append(c)
-    media = {m["video_id"]: m for m in catalog.rows(
-        "SELECT * FROM media_outputs WHERE list_contains(?, video_id)", [ids])}
-    # what the catalog knows of a video beyond its screen: a corpus's event claim (FakeSV) or keywords
-    claims = {r["video_id"]: " / ".join(r["keywords"]) for r in catalog.rows(
-        "SELECT video_id, keywords FROM videos WHERE list_contains(?, video_id) AND len(keywords) > 0", [ids])}
-    cards = [video_card(i + 1, visible[v], comments.get(v, []), media.get(v), media_root, claims.get(v))
-             for i, v in enumerate(ids)]
-    note = "" if media else ('<div class="ls-meta">No video files for this feed yet: metadata only. '
-                             "本信息流暂无视频文件，仅显示元数据。</div>")
-    return f'<div class="ls-feed">{note}{"".join(cards)}</div>'
+    return render_feeds(catalog, [feed], media_root)[0]
+
+
+def render_feeds(catalog: Catalog, feeds: list[Feed], media_root: Path) -> list[str]:
+    """The cards of many feeds, in order, from one read of the catalog for all their videos (an export of
+    1,000 feeds spent 5 s in four queries per feed)."""
+    ids = sorted({v for feed in feeds for v in feed.video_feed})
+    with catalog.staged(wanted=pa.table({"video_id": ids})):
+        visible = load_visible(catalog, ids, staged="wanted")
+        comments: dict[str, list[dict[str, Any]]] = {}
+        for c in catalog.rows("SELECT * FROM comments SEMI JOIN wanted USING (video_id) "
+                              "ORDER BY video_id, coalesce(time_s, 0), comment_id"):
+            comments.setdefault(c["video_id"], []).append(c)
+        media = {m["video_id"]: m
+                 for m in catalog.rows("SELECT * FROM media_outputs SEMI JOIN wanted USING (video_id)")}
+        # what the catalog knows of a video beyond its screen: a corpus's event claim (FakeSV) or keywords
+        claims = {r["video_id"]: " / ".join(r["keywords"]) for r in catalog.rows(
+            "SELECT video_id, keywords FROM videos SEMI JOIN wanted USING (video_id) WHERE len(keywords) > 0")}
+    out = []
+    for feed in feeds:
+        cards = [video_card(i + 1, visible[v], comments.get(v, []), media.get(v), media_root, claims.get(v))
+                 for i, v in enumerate(feed.video_feed)]
+        played = any(v in media for v in feed.video_feed)
+        note = "" if played else ('<div class="ls-meta">No video files for this feed yet: metadata only. '
+                                  "本信息流暂无视频文件，仅显示元数据。</div>")
+        out.append(f'<div class="ls-feed">{note}{"".join(cards)}</div>')
+    return out
 
 
 # What a task's `state` column says in Label Studio's task list: the life-cycle state (curation.tasks.lifecycle)

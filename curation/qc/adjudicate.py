@@ -24,7 +24,7 @@ from curation.core.stage import StageRun, stage
 from curation.corpus.feeds import Feed, load_feed
 from curation.corpus.judge import judge_draft
 from curation.corpus.playable import rule_context
-from curation.labelstudio.accounts import ExportResult, choose_password, provision_member
+from curation.labelstudio.accounts import ExportResult, Wanted, choose_password, provision_members
 from curation.labelstudio.client import ls_call
 from curation.labelstudio.guide import guide_html
 from curation.labelstudio.people import check_people, remember_person, split_names
@@ -93,13 +93,14 @@ def export_adjudication(run: StageRun, media_root: Path | None = None, members: 
     result = ExportResult(run.counts)
     run.counts.update(escalated=len(cases), sent=0, already_sent=0, accounts_created=0)
     session = open_session(passwords)
-    for person in group:
-        password, generated = choose_password(person, session.passwords)
-        account = provision_member(person, int(session.home or 0), password, reset=person in session.passwords)
+    chosen = {person: choose_password(person, session.passwords) for person in group}
+    made = provision_members([Wanted(person, chosen[person][0], person in session.passwords) for person in group],
+                             int(session.home or 0))
+    for person, account in zip(group, made, strict=True):
         remember_person(catalog, person, run.run_id)
         run.counts["accounts_created"] += account.created
-        if generated and account.created:
-            result.passwords[person] = password
+        if chosen[person][1] and account.created:
+            result.passwords[person] = chosen[person][0]
     media = media_root or Path("build/media")
     with group_project(run, session, PURPOSE, resource_text("adjudication.xml"), "LivingScreen adjudication",
                        "升级的任务由小组决定：保留、删除或修改。指南：任务上方的 Instructions 按钮。 / "
