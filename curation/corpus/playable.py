@@ -45,4 +45,6 @@ def rule_context(catalog: Catalog, sources: dict[str, SourceConfig] | None = Non
         durations=dict(catalog.con.execute(
             "SELECT video_id, duration_s FROM videos WHERE duration_s IS NOT NULL").fetchall()),
         playable=playable_video_ids(catalog, sources), scanned_sources=scanned_sources(catalog),
-        ratio_range=(feeds.ratio_min, feeds.ratio_max))
+        ratio_range=(feeds.ratio_min, feeds.ratio_max),
+        starting_comments=dict(catalog.con.execute(
+            "SELECT video_id, list(coalesce(text, '') ORDER BY comment_id) FROM comments GROUP BY 1").fetchall()))

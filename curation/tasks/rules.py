@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from curation.tasks.idle import IdleFacts, passes_idle
 from curation.tasks.record import TaskRecord
 from curation.tasks.taxonomy import Taxonomy, load_taxonomy
 
@@ -69,6 +70,8 @@ RULES: dict[str, Rule] = {r.code: r for r in (
     Rule("target-sec-beyond-duration", ERROR, "target_sec lies within the video"),
     Rule("comment-text-missing", WARNING, "a comment the instruction quotes is in its check"),
     Rule("near-duplicate-task", WARNING, "no two tasks share feed and instruction"),
+    Rule("passes-without-acting", ERROR, "a platform task is not passed by an agent that does nothing (its checks "
+         "do not already hold on the state the runner's app starts in)"),
 )}
 
 ARGS = {
@@ -109,6 +112,8 @@ class RuleContext:
     scanned_sources: set[str] = field(default_factory=set)
     ratio_range: tuple[float, float] = (0.5, 2.0)
     taxonomy: Taxonomy = field(default_factory=load_taxonomy)
+    # the comments each video starts with in the runner's app, as far as the catalog knows them (tasks/idle.py)
+    starting_comments: dict[str, list[str]] | None = None
 
 
 def _show(value: Any) -> str:
@@ -263,6 +268,16 @@ def _check_playback(tid: str, where: str, args: dict[str, Any], feed: list[str],
                      f"{duration:.1f} s")
 
 
+def _check_idle(task: TaskRecord, ctx: RuleContext) -> Iterable[Defect]:
+    held = passes_idle(task.eval_config, task.video_feed, IdleFacts(ctx.durations, ctx.starting_comments))
+    if held is not None:
+        at_s, checks = held
+        when = "when the app starts" if not at_s else f"{at_s:g} s after the app starts"
+        yield Defect(task.task_id, "passes-without-acting", f"an agent that does nothing passes it: "
+                     f"{'; '.join(checks)} already hold {when} (nothing liked, collected or reported; "
+                     "FakeSV videos start with comments of their own; video 1 on screen and playing)")
+
+
 def end_state_errors(checks: list[dict[str, Any]], feed_len: int, ctx: RuleContext | None = None) -> list[str]:
     """What the rules find wrong in end-state checks alone, on a feed of `feed_len` videos: for a
     reviewer's own end state, which is compared with the author's, never stored as a task."""
@@ -295,6 +310,8 @@ def check_task(task: TaskRecord, ctx: RuleContext | None = None) -> list[Defect]
         out.extend(_check_label(task, ctx))
     elif task.eval_type == "platform":
         out.extend(_check_platform(task, ctx))
+        if not any(d.severity == ERROR for d in out):  # checks that read right: does doing nothing pass them?
+            out.extend(_check_idle(task, ctx))
     elif sub is not None or task.eval_type is not None:
         out.append(Defect(tid, "eval-type-unknown",
                           f"eval_type {_show(task.eval_type)}: the runner grades 'label' or 'platform'"))

@@ -119,13 +119,13 @@ def test_an_export_that_fails_part_way_leaves_nothing_a_rerun_duplicates(cluster
     with Catalog(first) as cat:
         build_feed_set(cat, load_config().feeds, 2, seed=99)  # two more feeds for yara
 
-        def killed(self, table, row):
+        def killed(self, table, *args, **kwargs):
             if table == "ls_tasks":
                 raise KeyboardInterrupt
-            return real_insert(self, table, row)
+            return real_insert(self, table, *args, **kwargs)
 
-        real_insert = Catalog.insert
-        monkeypatch.setattr(Catalog, "insert", killed)
+        real_insert = Catalog.insert_staged
+        monkeypatch.setattr(Catalog, "insert_staged", killed)
         with pytest.raises(KeyboardInterrupt):
             export_to_label_studio(cat, ["yara"], label_studio["media"])
         monkeypatch.undo()

@@ -53,7 +53,12 @@ CASES = {
     "report-category-unknown": _platform({"func": "eval_report", "args": {"video_ids": 1, "expected_cat": "暴力"}}),
     "target-pct-out-of-range": _platform({"func": "eval_playback", "args": {"video_id": 1, "target_pct": 1.5}}),
     "target-sec-beyond-duration": _platform({"func": "eval_playback", "args": {"video_id": 1, "target_sec": 31.0}}),
-    "comment-text-missing": _platform({"func": "eval_comment", "args": {"video_ids": 2}}, instruction="评论“已核实”"),
+    # (with a like as well: a comment check alone on a FakeSV video is passed by doing nothing, below)
+    "comment-text-missing": _platform({"func": "eval_comment", "args": {"video_ids": 2}},
+                                      {"func": "eval_like", "args": {"video_ids": 2}},
+                                      instruction="评论“已核实”并点赞"),
+    "passes-without-acting": _platform({"func": "eval_comment", "args": {"video_ids": 0}},
+                                       instruction="评论第一个视频"),
     "feed-duplicate-video": _label(video_feed=[*FEED, FEED[0]]),
 }
 
