@@ -3,9 +3,14 @@ runner's own checks on the state its app starts in (utils.feed2data, app.py rese
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 from curation.tasks.idle import IdleFacts, check_holds, passes_idle, undecided
 from curation.tasks.record import from_runner
 from curation.tasks.rules import RuleContext, check_tasks
+from tests.conftest import ROOT
+from tests.skips import V1, requires_v1
 
 FEED = ["FakeSV/a", "LiveBot/cat/b", "FakeSV/c", "Video-SafetyBench/d"]
 FACTS = IdleFacts(durations={"FakeSV/a": 20.0, "LiveBot/cat/b": 10.0}, comments={"FakeSV/c": ["已核实 谢谢"]})
@@ -66,3 +71,15 @@ def test_the_rule_names_the_checks_and_knows_the_catalogs_comments():
         found[0].message)
     blind = RuleContext(known_videos=set(FEED))  # no comments in the catalog: the text cannot be told, not flagged
     assert not [d for d in check_tasks([from_runner(element)], blind) if d.code == "passes-without-acting"]
+
+
+@requires_v1
+def test_the_v1_figures_of_the_do_nothing_proof():
+    """The README's figure, by the command it names: 173 of v1's 215 platform tasks pass the proof, 3 fail
+    (the runner's do-nothing agent passes gui_comment_19-21), 39 cannot be told from the public files."""
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "task_proofs.py"), str(V1)], capture_output=True,
+                         text=True, timeout=120, check=True).stdout
+    total = next(line.split()[-3:] for line in out.splitlines() if line.startswith("all platform tasks"))
+    assert total == ["173", "3", "39"]
+    assert [line.split(":")[1].strip() for line in out.splitlines() if "failed: " in line] == [
+        "gui_comment_19", "gui_comment_20", "gui_comment_21"]
