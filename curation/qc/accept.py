@@ -35,7 +35,7 @@ def _check_reason(version: str, reason: str, *_: object, **__: object) -> None:
 
 @stage("qc-accept-imported", command="curate qc accept-imported VERSION --reason TEXT", check=_check_reason,
        reads=("releases", "release_tasks", "tasks", "task_transitions", "feeds", "videos", "media_files",
-              "media_outputs"),
+              "media_outputs", "comments"),
        writes=("task_transitions",),
        summary="an imported release's tasks that pass the task rules kept as inherited (who, when, why); "
        "the rest needs_fix")

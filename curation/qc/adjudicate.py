@@ -166,7 +166,7 @@ def _who(session: Session, fields: dict[str, Any], annotation: dict[str, Any]) -
 
 @stage("qc-adjudicate-import", command="curate qc adjudicate import", batched=True,
        reads=("qc_projects", "qc_items", "tasks", "task_transitions", "feeds", "reviews", "decisions", "videos",
-              "media_files", "media_outputs"),
+              "media_files", "media_outputs", "comments"),
        writes=("decisions", "tasks", "task_transitions"),
        summary="the group's decisions back: kept, deleted (with reasons) or revised (a new version goes round again)")
 def import_adjudication(run: StageRun, sources: dict[str, SourceConfig] | None = None) -> dict[str, Any]:

@@ -36,7 +36,7 @@ class Validation(RunResult):
 
 
 @stage("qc-validate", command="curate qc validate",
-       reads=("tasks", "feeds", "videos", "media_files", "media_outputs", "task_transitions"),
+       reads=("tasks", "feeds", "videos", "media_files", "media_outputs", "task_transitions", "comments"),
        writes=("task_transitions",),
        summary="the task rules over every latest task version: an error sends it to needs_fix whatever its "
        "state; imported tasks become valid or needs_fix")

@@ -162,7 +162,7 @@ class BuiltRelease(RunResult):
 @stage("release-build", command="curate release build --version X.Y.Z [--parent X.Y.Z]",
        reads=("tasks", "task_transitions", "feeds", "videos", "media_files", "media_probes", "media_outputs",
               "shortcut_verdicts", "shortcut_decisions", "reviews", "decisions", "pseudonyms", "releases",
-              "release_tasks"),
+              "release_tasks", "comments"),
        writes=("pseudonyms", "releases", "release_tasks", "release folder", "report file (with reports_dir)"),
        summary="the tasks that finished QC, frozen as parquet configs, runner JSON, a dataset card and a manifest")
 def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: str | None = None,

@@ -29,7 +29,7 @@ GATED = [
      "comments": [" 注意安全 ", "家里停电了"]},
     {"description": "外星人操控恒星？", "count_like": "356", "count_star": "1,234", "content_verify": "天文台认证",
      "poster_intro": "天文爱好者"},
-    {"title": "外星人来了", "count_like": 88, "count_star": 12.7, "author_verified_intro": "", "comments": []},
+    {"title": "外星人来了", "count_like": 88, "count_star": 12.0, "author_verified_intro": "", "comments": []},
     {"count_like": None, "comments": ["真的假的"]},
 ]
 
