@@ -252,7 +252,8 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
     partial.rename(folder)
     manifest_sha = manifest_sha256(read_manifest(folder))  # verify and publish check the folder against it
     if not recorded:
-        catalog.insert("releases", {"version": str(target), "parent": parent, "origin": "built", "path": str(folder),
+        catalog.insert("releases", {"version": str(target), "parent": parent, "origin": "built",
+                                    "path": str(folder.resolve()),  # found from any working folder
                                     "content_sha256": content_sha, "manifest_sha256": manifest_sha,
                                     "tasks": len(contents.tasks), "run_id": run.run_id, "created_at": now()})
         versions = {t["task_id"]: t["task_version"] for t in contents.tasks}

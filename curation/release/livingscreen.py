@@ -144,7 +144,7 @@ def import_livingscreen(run: StageRun, folder: Path, version: str) -> RunResult:
                 continue
             versions[element["task_id"]] = _import_task(run, name, element, target)
     run.counts["feeds_new"] = catalog.scalar("SELECT count(*) FROM feeds") - feeds_before
-    catalog.insert("releases", {"version": target, "parent": None, "origin": "imported", "path": str(folder),
+    catalog.insert("releases", {"version": target, "parent": None, "origin": "imported", "path": str(folder.resolve()),
                                 "content_sha256": content, "manifest_sha256": None, "tasks": len(elements),
                                 "run_id": run.run_id, "created_at": now()})
     record_runner_tasks(catalog, target, by_file, versions)

@@ -63,17 +63,28 @@ def check_folder(folder: Path, recorded: str | None) -> None:
 
 
 def release_folder(run: StageRun, version: Version, settings: ReleaseConfig) -> Path:
-    recorded = run.db.scalar("SELECT path FROM releases WHERE version = ? AND origin = 'built'", [str(version)]) \
-        if run.db is not None else None
-    imported = run.db.scalar("SELECT path FROM releases WHERE version = ? AND origin = 'imported'",
-                             [str(version)]) if run.db is not None else None
-    folder = Path(recorded) if recorded else Path(settings.dir) / version.tag
-    if not folder.is_dir() and imported:
+    return folder_of(run.db, version, settings)
+
+
+def folder_of(catalog: Catalog | None, version: Version, settings: ReleaseConfig) -> Path:
+    """A release's folder, from any working folder: where the catalog recorded building it (an absolute path;
+    catalogs from before recorded it relative to the folder `release build` ran in), else `[release] dir`/vX.Y.Z."""
+    rows = catalog.rows("SELECT origin, path FROM releases WHERE version = ?", [str(version)]) if catalog else []
+    built = next((r["path"] for r in rows if r["origin"] == "built" and r["path"]), None)
+    imported = next((r["path"] for r in rows if r["origin"] == "imported"), None)
+    folder = Path(built) if built else Path(settings.dir) / version.tag
+    if folder.is_dir():
+        return folder
+    if built and not Path(built).is_absolute():
+        raise InputError(f"{version} was built into {built}, relative to the folder `release build` ran in, which "
+                         f"is not {Path.cwd()}: run there (releases built now record where they are)")
+    if built:
+        raise InputError(f"{version} was built into {built}, which is gone: `curate release build --version "
+                         f"{version}` makes it again, byte for byte, from the catalog")
+    if imported:
         raise InputError(f"{version} was imported from {imported}, not built here: build a release "
                          "(`curate release build --version …`) to publish")
-    if not folder.is_dir():
-        raise InputError(f"no release folder {folder}: run `curate release build --version {version}` first")
-    return folder
+    raise InputError(f"no release folder {folder}: run `curate release build --version {version}` first")
 
 
 @contextmanager

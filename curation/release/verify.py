@@ -17,7 +17,7 @@ from curation.core.catalog import Catalog
 from curation.core.config import ReleaseConfig
 from curation.core.errors import InputError, UsageError
 from curation.release.manifest import MANIFEST, differences, file_sha256, parse_manifest, read_manifest, verify
-from curation.release.publish import HUB_FILES, _hub, hub_online
+from curation.release.publish import HUB_FILES, _hub, folder_of, hub_online
 from curation.release.semver import Version
 
 
@@ -45,12 +45,7 @@ def verify_local(catalog: Catalog | None, target: str, settings: ReleaseConfig) 
         version = str(Version.parse(str(read_manifest(folder).get("version", ""))))
     else:
         version = str(Version.parse(target))
-        record = _record(catalog, version)
-        folder = Path(record["path"]) if record and record["origin"] == "built" and record["path"] \
-            else Path(settings.dir) / Version.parse(version).tag
-        if not folder.is_dir():
-            raise InputError(f"no release folder {folder}: `curate release list` shows the recorded releases "
-                             "(an imported release has no folder to verify)")
+        folder = folder_of(catalog, Version.parse(version), settings)
     record = _record(catalog, version)
     recorded = record["manifest_sha256"] if record else None
     return Verdict(str(folder), version, recorded, verify(folder, recorded), files=len(read_manifest(folder)["files"]))

@@ -123,3 +123,36 @@ def test_a_published_tag_is_checked_against_what_was_built(released, monkeypatch
         out = curate("--catalog", db, "release", "verify", "v1.0.0", "--remote", "--repo", "other/repo",
                      "--endpoint", hub.url)
         assert out.returncode != 0 and out.stderr.strip().splitlines()[-1].startswith("error: the hub refused")
+
+
+def test_a_release_is_found_from_any_folder(clustered_catalog, tmp_path, monkeypatch):
+    """Built from the team's folder with a relative `--out`, verified and published from another (issue 32: the
+    recorded path was relative, and `publish` elsewhere advised building a release that existed)."""
+    import duckdb
+
+    from tests.qc.helpers import curate_in
+
+    reviewed_catalog(clustered_catalog)
+    clustered_catalog.close()
+    db = str(tmp_path / "catalog.duckdb")
+    team, elsewhere = tmp_path / "team", tmp_path / "elsewhere"
+    team.mkdir()
+    elsewhere.mkdir()
+    built = curate_in(team, "--catalog", db, "release", "build", "--version", "1.0.0", "--out", "releases")
+    assert built.returncode == 0, built.stderr
+    verified = curate_in(elsewhere, "--catalog", db, "release", "verify", "v1.0.0")
+    assert verified.returncode == 0, verified.stderr
+    assert str(team / "releases" / "v1.0.0") in verified.stdout
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    with RecordingHub() as hub:
+        published = curate_in(elsewhere, "--catalog", db, "release", "publish", "v1.0.0", "--repo", REPO,
+                              "--endpoint", hub.url, env={"HF_TOKEN": TOKEN})
+        assert published.returncode == 0, published.stderr
+        assert "v1.0.0" in hub.repos[REPO]["tags"]
+
+    # a catalog from before kept the path relative to where `release build` ran: the error says so
+    with duckdb.connect(db) as con:
+        con.execute("UPDATE releases SET path = 'releases/v1.0.0' WHERE version = '1.0.0'")
+    old = curate_in(elsewhere, "--catalog", db, "release", "verify", "v1.0.0")
+    assert old.returncode == 1 and "relative to the folder `release build` ran in" in old.stderr, old.stderr
+    assert curate_in(team, "--catalog", db, "release", "verify", "v1.0.0").returncode == 0
