@@ -140,14 +140,21 @@ def release_gate(run: StageRun, rows: list[dict[str, Any]], elements: dict[str, 
 
 
 def choose_parent(catalog: Catalog, version: Version, parent: str | None) -> str | None:
+    """The release `version` follows: the latest recorded one below it. A parent given must be that one, so that
+    each release's changes are counted against the one just before it on its line (2.1.0 after 2.0.0, not 1.0.0;
+    1.0.1 after 1.0.0 even when 2.0.0 exists)."""
     known = {str(Version.parse(v)): v for (v,) in catalog.con.execute("SELECT version FROM releases").fetchall()}
+    earlier = sorted((Version.parse(v) for v in known if Version.parse(v) < version), reverse=True)
+    latest = str(earlier[0]) if earlier else None
     if parent is not None:
         if str(Version.parse(parent)) not in known:
             listed = ", ".join(sorted(known)) or "none"
             raise StateError(f"parent {parent} is not a recorded release (recorded: {listed})")
+        if Version.parse(parent) < version and str(Version.parse(parent)) != latest:  # (a later one: check_bump)
+            raise StateError(f"v{version}'s parent is v{latest}, the latest release below it, not v{parent}: "
+                             f"build with --parent {latest} (or leave --parent out)")
         return str(Version.parse(parent))
-    earlier = sorted((Version.parse(v) for v in known if Version.parse(v) < version), reverse=True)
-    return str(earlier[0]) if earlier else None
+    return latest
 
 
 @dataclass
@@ -202,6 +209,11 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
     recorded = catalog.rows("SELECT * FROM releases WHERE version = ?", [str(target)])
     if recorded and recorded[0]["content_sha256"] != content_sha:
         raise StateError(f"v{target} was already released with other content: choose a new version")
+    same = catalog.scalar("SELECT min(version) FROM releases WHERE content_sha256 = ? AND version <> ?",
+                          [content_sha, str(target)])
+    if same is not None:
+        raise StateError(f"v{same} already holds exactly this content: a release is never made twice under two "
+                         "versions (change a task, or use v" + same + ")")
     run.params.update(version=str(target), parent=parent, with_media=with_media, folder=str(folder),
                       exclude_invalid=exclude_invalid, health_strict=health_strict)
     result = BuiltRelease(run.counts, folder=folder, parent=parent, diff=diff)

@@ -116,6 +116,12 @@ def test_rebuilds_are_byte_identical_never_overwrite_and_versions_move_as_semver
     with pytest.raises(UsageError, match="0 tasks removed and 1 changed since 1.1.0: that is a major change"):
         build_release(cat, "1.2.0", settings(tmp_path / "a"))
     major = build_release(cat, "2.0.0", settings(tmp_path / "a"))
+    # the issue's case: with 2.0.0 built, 2.1.0 "after 1.1.0" would be 2.0.0's content again under a new version
+    with pytest.raises(StateError, match=r"v2.1.0's parent is v2.0.0, the latest release below it, not v1.1.0: "
+                                         r"build with --parent 2.0.0"):
+        build_release(cat, "2.1.0", settings(tmp_path / "a"), parent="1.1.0")
+    with pytest.raises(StateError, match="v2.1.0 would hold exactly what v2.0.0 holds"):
+        build_release(cat, "2.1.0", settings(tmp_path / "a"), parent="2.0.0")
     changelog = (major.folder / "CHANGELOG.md").read_text(encoding="utf-8")
     assert ("## Revised (1)\n\n- moderation_1\n  - before: 举报不实视频\n"
             "  - after: 举报那个不实视频，理由选不实信息") in changelog
