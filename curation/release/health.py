@@ -123,8 +123,13 @@ def near_duplicates(tasks: list[dict[str, Any]], parent: list[dict[str, Any]] | 
               if inside[i, j] >= threshold]
     against = []
     if old:
+        # only instructions new in this release: a task carried over unchanged was measured when it shipped (and
+        # two similar carried tasks would otherwise count twice, each against the other's old copy)
+        before = {t["task_id"]: t["instruction"] for t in old}
+        new = [i for i, t in enumerate(tasks) if t["task_id"] not in before
+               or before[t["task_id"]] != t["instruction"]]
         cross = mine @ theirs.T
-        against = [pair(tasks[i], old[j], cross[i, j]) for i in range(len(tasks)) for j in range(len(old))
+        against = [pair(tasks[i], old[j], cross[i, j]) for i in new for j in range(len(old))
                    if cross[i, j] >= threshold and tasks[i]["task_id"] != old[j]["task_id"]]
     return {"threshold": threshold, "within": within, "against_parent": against if parent is not None else None}
 
@@ -241,7 +246,8 @@ def health_violations(health: dict[str, Any], limits: HealthLimits) -> list[str]
     if len(dups.get("within") or []) > limits.max_near_duplicates:
         out.append(f"{len(dups['within'])} near-duplicate instruction pairs inside the release "
                    f"(at most {limits.max_near_duplicates})")
-    if len(dups.get("against_parent") or []) > limits.max_parent_duplicates:
-        out.append(f"{len(dups['against_parent'])} instructions near-duplicate one of the parent's "
+    repeating = len({p["task_a"] for p in dups.get("against_parent") or []})
+    if repeating > limits.max_parent_duplicates:
+        out.append(f"{repeating} new instructions near-duplicate one of the parent's "
                    f"(at most {limits.max_parent_duplicates})")
     return out

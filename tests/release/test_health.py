@@ -110,8 +110,24 @@ def test_near_duplicates_inside_the_release_and_against_the_parent(embed):
     assert release_health(tasks, embed=embed)["near_duplicates"]["against_parent"] is None
     assert health_violations(health, HealthLimits(balance_p_value=0)) == [
         "1 near-duplicate instruction pairs inside the release (at most 0)",
-        "1 instructions near-duplicate one of the parent's (at most 0)"]
+        "1 new instructions near-duplicate one of the parent's (at most 0)"]
     assert "- g1 ~ g0 (parent, " in health_table_markdown(health)
+
+
+def test_against_the_parent_only_new_instructions_count(embed):
+    """Issue 32: a release that adds nothing counted every carried task twice against its parent."""
+    carried = [task("a1", "A", AB, instruction="这些视频里一共出现了几种动物？"),
+               task("a2", "B", AB, instruction="这些视频中总共出现了几种动物？"),
+               task("g0", None, tier="L1", instruction="给第2个视频点个赞")]
+    same = release_health(carried, carried, embed=embed)["near_duplicates"]
+    assert same["against_parent"] == [] and len(same["within"]) == 1  # the pair inside is still seen
+    copies = [task("g7", None, tier="L1", instruction="给第二个视频点个赞"),
+              task("a9", "A", AB, instruction="这些视频里一共出现了几种动物")]
+    grown = release_health(carried + copies, carried, embed=embed)
+    pairs = grown["near_duplicates"]["against_parent"]
+    assert sorted({p["task_a"] for p in pairs}) == ["a9", "g7"]
+    assert health_violations(grown, HealthLimits(balance_p_value=0, max_near_duplicates=99)) == [
+        "2 new instructions near-duplicate one of the parent's (at most 0)"]
 
 
 def test_a_real_release_measured_from_its_parquet(clustered_catalog, tmp_path, embed):
