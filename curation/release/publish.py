@@ -87,6 +87,24 @@ def folder_of(catalog: Catalog | None, version: Version, settings: ReleaseConfig
     raise InputError(f"no release folder {folder}: run `curate release build --version {version}` first")
 
 
+def check_card_states(folder: Path, version: Version, repo: str) -> None:
+    """A card published says what the team stated: the annotations' licence, a contact, and the repo its
+    `load_dataset` line names. A release is never rebuilt, so a card that lacks one needs a new version."""
+    from curation.release.card import CONTACT_NOT_STATED, LICENCE_NOT_STATED
+
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    missing = [what for what, marker in (("the annotations' licence ([release] annotations_license)",
+                                          LICENCE_NOT_STATED), ("a contact ([release] contact)", CONTACT_NOT_STATED))
+               if marker in card]
+    if f'load_dataset("{repo}"' not in card:
+        built_for = card.split('load_dataset("', 1)[1].split('"', 1)[0] if 'load_dataset("' in card else "no repo"
+        missing.append(f"the repo it is published to (its card was built for {built_for}: `release build --repo "
+                       f"{repo}`)")
+    if missing:
+        raise StateError(f"{version}'s card does not state {', '.join(missing)}: state them and build a new "
+                         "version to publish (a release is never rebuilt)")
+
+
 @contextmanager
 def hub_online() -> Iterator[None]:
     """The toolkit keeps the hub offline (`HF_HUB_OFFLINE=1`: models load from their packages);
@@ -136,6 +154,7 @@ def publish_release(run: StageRun, version: str, repo: str, settings: ReleaseCon
         raise UsageError(f"--repo {repo!r}: write ORG/NAME")
     folder = release_folder(run, target, settings)
     check_folder(folder, recorded_manifest(run, target))
+    check_card_states(folder, target, repo)
     hub = (endpoint or os.environ.get("HF_ENDPOINT") or settings.endpoint).rstrip("/")
     plan = PublishPlan(run.counts, endpoint=hub, repo=repo, tag=target.tag,
                        files=sorted([*hash_tree(folder), MANIFEST]))

@@ -26,7 +26,7 @@ REPO = "livingscreen/tasks"
 @pytest.fixture
 def built(clustered_catalog, tmp_path):
     feeds = reviewed_catalog(clustered_catalog)
-    release = build_release(clustered_catalog, "1.0.0", settings(tmp_path))
+    release = build_release(clustered_catalog, "1.0.0", settings(tmp_path), repo=REPO)
     return clustered_catalog, release.folder, settings(tmp_path), feeds
 
 
@@ -96,9 +96,9 @@ def test_a_tag_is_its_folder_files_of_earlier_versions_are_deleted_in_the_same_c
     cat, _, config, feeds = built
     monkeypatch.setenv("HF_TOKEN", TOKEN)
     add_task(cat, "gui_collect_1", feeds[0])
-    v110 = build_release(cat, "1.1.0", config)
+    v110 = build_release(cat, "1.1.0", config, repo=REPO)
     add_task(cat, "gui_collect_2", feeds[1])
-    v120 = build_release(cat, "1.2.0", config)
+    v120 = build_release(cat, "1.2.0", config, repo=REPO)
     old_delta, new_delta = "data/v1_0_0_to_v1_1_0/test-00000-of-00001.parquet", \
         "data/v1_1_0_to_v1_2_0/test-00000-of-00001.parquet"
     assert (v110.folder / old_delta).is_file() and not (v120.folder / old_delta).exists()
@@ -140,3 +140,21 @@ def test_a_changed_release_or_a_bad_repo_name_is_refused_before_any_upload(built
         assert hub.requests == []
     with pytest.raises(InputError, match="run `curate release build --version 2.0.0` first"):
         publish_release(cat, "2.0.0", REPO, config, "http://127.0.0.1:9")
+
+
+def test_publish_refuses_a_card_that_states_nothing(clustered_catalog, tmp_path, monkeypatch):
+    """Issue 32: no licence, contact or repo is asserted by default; the card says "not stated" and publish
+    refuses until a new version states them (a release is never rebuilt)."""
+    from dataclasses import replace
+
+    reviewed_catalog(clustered_catalog)
+    bare = replace(settings(tmp_path), annotations_license="", contact="")
+    folder = build_release(clustered_catalog, "1.0.0", bare).folder
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    assert "The annotations' licence is not stated" in card and "CC-BY" not in card
+    assert "Not stated: the team sets a contact" in card and 'load_dataset("ORG/NAME"' in card
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    with pytest.raises(StateError) as refused:
+        publish_release(clustered_catalog, "1.0.0", REPO, bare, "http://127.0.0.1:9", dry_run=True)
+    said = str(refused.value)
+    assert "annotations_license" in said and "[release] contact" in said and "built for ORG/NAME" in said

@@ -26,7 +26,7 @@ ALL = data_path("all")
 def released(clustered_catalog, tmp_path) -> tuple[str, Path]:
     """v1.0.0 built into a catalog file the CLI can open (the test's own handle closed)."""
     reviewed_catalog(clustered_catalog)
-    folder = build_release(clustered_catalog, "1.0.0", settings(tmp_path / "releases")).folder
+    folder = build_release(clustered_catalog, "1.0.0", settings(tmp_path / "releases"), repo=REPO).folder
     clustered_catalog.close()
     return str(tmp_path / "catalog.duckdb"), folder
 
@@ -138,7 +138,9 @@ def test_a_release_is_found_from_any_folder(clustered_catalog, tmp_path, monkeyp
     team, elsewhere = tmp_path / "team", tmp_path / "elsewhere"
     team.mkdir()
     elsewhere.mkdir()
-    built = curate_in(team, "--catalog", db, "release", "build", "--version", "1.0.0", "--out", "releases")
+    stated = {"CURATE__RELEASE__ANNOTATIONS_LICENSE": "CC-BY-4.0", "CURATE__RELEASE__CONTACT": "team@example.org"}
+    built = curate_in(team, "--catalog", db, "release", "build", "--version", "1.0.0", "--out", "releases",
+                      "--repo", REPO, env=stated)
     assert built.returncode == 0, built.stderr
     verified = curate_in(elsewhere, "--catalog", db, "release", "verify", "v1.0.0")
     assert verified.returncode == 0, verified.stderr
