@@ -37,7 +37,8 @@ def check_arguments(adapter: str, path: Path, mapping: Path | None = None, max_f
        check=check_arguments)
 def ingest_corpus(run: StageRun, adapter: str, path: Path, mapping: Path | None = None,
                   max_field_bytes: int = IngestConfig().max_field_bytes, columnar: bool = True) -> IngestResult:
-    run.params.update(adapter=adapter, path=str(path), max_field_bytes=max_field_bytes)
+    # absolute: `release env-feeds` reads the records again from this file, from whatever folder it runs in
+    run.params.update(adapter=adapter, path=str(Path(path).resolve()), max_field_bytes=max_field_bytes)
     if adapter == "fakesv":
         source, records = fakesv.SOURCE, fakesv.read_fakesv(path)
     elif adapter == "kuairec":

@@ -34,11 +34,11 @@ GATED = [
 ]
 
 
-def release(catalog, tmp_path: Path) -> list[str]:
-    """Four real FakeSV records with hand-written gated fields, ingested; one task over them, a LiveBot and a
-    Video-SafetyBench video, recorded as release 1.0.0."""
+def release(catalog, tmp_path: Path, source: Path | None = None) -> list[str]:
+    """Four real FakeSV records with hand-written gated fields, ingested (from `source`, a path as the user gave
+    it, relative or not); one task over them, a LiveBot and a Video-SafetyBench video, recorded as release 1.0.0."""
     public = [json.loads(line) for line in FAKESV_PUBLIC.read_text(encoding="utf-8").splitlines()[:len(GATED)]]
-    source = tmp_path / "data_complete.json"
+    source = source or tmp_path / "data_complete.json"
     source.write_text("\n".join(json.dumps({**p, **g}, ensure_ascii=False) for p, g in zip(public, GATED, strict=True))
                       + "\n", encoding="utf-8")
     ingest_path(catalog, "fakesv", source)
@@ -69,7 +69,7 @@ def test_each_video_as_the_runner_shows_it(catalog, tmp_path):
               [{"id": 1, "user": "评论1", "text": "注意安全"}, {"id": 2, "user": "评论2", "text": "家里停电了"}]),
         # old field names are not read: no title, no intro; "356" is an int, "1,234" is not
         shown(2, url[1], "用户2", "", 356, 0, []),
-        shown(3, url[2], "用户3", "外星人来了", 88, 12, []),  # int(12.7) = 12
+        shown(3, url[2], "用户3", "外星人来了", 88, 12, []),  # int(12.0) = 12
         shown(4, url[3], "用户4", "", 0, 0, [{"id": 1, "user": "评论1", "text": "真的假的"}]),
         shown(5, "static/data/LiveBot/videos/美食/%E3%80%90%E6%B7%B1%E5%A4%9C%E9%A3%9F%E5%A0%82%E3%80%91%E4%B8%80"
                  "%E7%A2%97%20%26amp%3B%20%E9%9D%A2.mp4", "用户5", "【深夜食堂】一碗 &amp; 面", 0, 0, []),
@@ -77,6 +77,18 @@ def test_each_video_as_the_runner_shows_it(catalog, tmp_path):
     assert list(got[0]) == ["id", "video_url", "author", "desc", "likes", "collects", "is_liked", "is_collected",
                             "comments", "reports"]  # the runner's key order
     assert counts["fakesv_from_catalog"] == 0
+
+
+def test_the_source_file_is_found_from_another_folder(catalog, tmp_path, monkeypatch):
+    """Ingested as `data_complete.json` from the team's folder, exported from another (issue 32, item 5)."""
+    team, elsewhere = tmp_path / "team", tmp_path / "elsewhere"
+    team.mkdir()
+    elsewhere.mkdir()
+    monkeypatch.chdir(team)
+    release(catalog, tmp_path, source=Path("data_complete.json"))
+    monkeypatch.chdir(elsewhere)
+    counts = export_env_feeds(catalog, "1.0.0", tmp_path / "env")
+    assert counts["fakesv_from_catalog"] == 0  # every FakeSV record read again from its file
 
 
 def test_without_the_source_file_the_catalog_stands_in(catalog, tmp_path):
