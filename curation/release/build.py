@@ -25,7 +25,7 @@ from curation.core.config import FeedsConfig, ReleaseConfig, SourceConfig
 from curation.core.errors import InputError, PrerequisiteError, StateError
 from curation.core.progress import note
 from curation.core.stage import RunResult, StageRun, stage
-from curation.corpus.embed import make_embedder
+from curation.corpus.embed import cached_encoder
 from curation.corpus.playable import rule_context
 from curation.qc.funnel import compute_funnel
 from curation.release.card import data_path, render_card
@@ -169,8 +169,9 @@ class BuiltRelease(RunResult):
 @stage("release-build", command="curate release build --version X.Y.Z [--parent X.Y.Z]",
        reads=("tasks", "task_transitions", "feeds", "videos", "media_files", "media_probes", "media_outputs",
               "shortcut_verdicts", "shortcut_decisions", "reviews", "decisions", "pseudonyms", "releases",
-              "release_tasks", "comments"),
-       writes=("pseudonyms", "releases", "release_tasks", "release folder", "report file (with reports_dir)"),
+              "release_tasks", "comments", "embeddings"),
+       writes=("pseudonyms", "releases", "release_tasks", "embeddings", "release folder",
+               "report file (with reports_dir)"),
        summary="the tasks that finished QC, frozen as parquet configs, runner JSON, a dataset card and a manifest")
 def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: str | None = None,
                   out_root: Path | None = None, with_media: bool = False, repo: str | None = None,
@@ -198,9 +199,9 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
         if not (diff.added or diff.removed or diff.changed):
             raise StateError(f"v{target} would hold exactly what v{parent} holds: a release needs a change "
                              "(a task added, removed or revised)")
+    embed = cached_encoder(catalog, settings.health_embedding, run.run_id) if settings.health_embedding else None
     health = release_health(contents.tasks, parent_health_rows(catalog, parent), similarity=settings.health_similarity,
-                            embed=make_embedder(settings.health_embedding).encode if settings.health_embedding
-                            else None)
+                            embed=embed)
     if health_strict:
         problems = health_violations(health, strict_limits(settings))
         if problems:

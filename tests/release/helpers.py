@@ -15,7 +15,7 @@ OPTIONS = {"A": "一种", "B": "两种", "C": "三种", "D": "无法确定"}
 def settings(root: Path) -> ReleaseConfig:
     """The release settings with what a team states before publishing (nothing is stated by default)."""
     return replace(load_config().release, dir=str(root), annotations_license="CC-BY-4.0",
-                   contact="maintainers@livingscreen.example")
+                   contact="https://github.com/livingscreen-team/tasks/issues")
 
 
 def reviewed_catalog(cat: Catalog) -> list[str]:

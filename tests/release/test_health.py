@@ -166,3 +166,21 @@ def test_a_real_release_measured_from_its_parquet(clustered_catalog, tmp_path, e
     bars = root.findall("{http://www.w3.org/2000/svg}rect")
     assert len(bars) == 4 and "L2 A: 1 (50%; uniform 29%)" in svg  # one tier with label tasks, four letters
     assert health_table_markdown(health).count("\n| ") == 4  # L1, L2, L3, all under the header
+
+
+def test_instruction_vectors_are_cached_by_text(clustered_catalog, tmp_path):
+    """Issue 32: every build embedded every instruction again. The first build keeps each distinct instruction's
+    vector in the catalog's cache; a second build of the same tasks embeds none and writes the same health."""
+    cat = clustered_catalog
+    reviewed_catalog(cat)
+    first = build_release(cat, "1.0.0", settings(tmp_path / "a"))
+    instructions = {r["instruction"] for r in pq.read_table(first.folder / data_path("all")).to_pylist()}
+
+    def embedded_by_last_build() -> int:
+        run = cat.scalar("SELECT run_id FROM runs WHERE stage = 'release-build' ORDER BY started_at DESC LIMIT 1")
+        return cat.scalar("SELECT count(*) FROM embeddings WHERE run_id = ?", [run])
+
+    assert embedded_by_last_build() == len(instructions)
+    again = build_release(cat, "1.0.0", settings(tmp_path / "b"))
+    assert embedded_by_last_build() == 0
+    assert (again.folder / "health.json").read_bytes() == (first.folder / "health.json").read_bytes()

@@ -138,7 +138,7 @@ def test_a_release_is_found_from_any_folder(clustered_catalog, tmp_path, monkeyp
     team, elsewhere = tmp_path / "team", tmp_path / "elsewhere"
     team.mkdir()
     elsewhere.mkdir()
-    stated = {"CURATE__RELEASE__ANNOTATIONS_LICENSE": "CC-BY-4.0", "CURATE__RELEASE__CONTACT": "team@example.org"}
+    stated = {"CURATE__RELEASE__ANNOTATIONS_LICENSE": "CC-BY-4.0", "CURATE__RELEASE__CONTACT": "https://example.org/issues"}
     built = curate_in(team, "--catalog", db, "release", "build", "--version", "1.0.0", "--out", "releases",
                       "--repo", REPO, env=stated)
     assert built.returncode == 0, built.stderr
