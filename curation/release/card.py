@@ -211,8 +211,8 @@ def render_card(settings: ReleaseConfig, version: str, repo: str | None, configs
               "", "#### Who are the source data producers?", "",
               "The uploaders of the videos on Chinese short-video platforms, as collected by the source data sets:",
               "", "| source | videos | terms | how to obtain the videos |", "|---|---|---|---|"]
-    lines += [f"| {s} | {n} | {SOURCE_TERMS.get(s, 'see the source for its terms').split(': ', 1)[-1]} | "
-              f"{OBTAIN.get(s, 'see the source')} |" for s, n in sorted(sources.items())]
+    lines += [f"| {s} | {n} | {SOURCE_TERMS.get(s, 'not recorded here').split(': ', 1)[-1]} | "
+              f"{OBTAIN.get(s, 'not recorded here')} |" for s, n in sorted(sources.items())]
     lines += ["", "A video id is `<source>/<native id>`; the native id names the video in its source. "
               + ("This release includes the normalised video files under `media/`, named by video id."
                  if with_media else "Video files are not included in this release."), "",

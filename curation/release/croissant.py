@@ -114,25 +114,59 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
+def _qc_ran(tasks: list[dict[str, Any]]) -> dict[str, Any]:
+    """What ran for the tasks of this release, from their own records (the `qc` column): nothing is said about a
+    stage that did not run for a task."""
+    qc = [t["qc"] or {} for t in tasks]
+    return {"judged": sum(1 for q in qc if q.get("shortcut_verdict")),
+            "reviewed": sum(1 for q in qc if q.get("review_outcome")),
+            "decided": sum(1 for q in qc if q.get("decision")),
+            "inherited": Counter(q["inherited_from"] for q in qc if q.get("inherited_from"))}
+
+
+def _protocol(n: int, ran: dict[str, Any]) -> str:
+    here = n - sum(ran["inherited"].values())
+    steps = [f"every task passed the task rules at the release gate ({_plural(n, 'task')})"]
+    if ran["judged"]:
+        steps.append(f"{ran['judged']} of {n} went through a metadata-only shortcut filter (a language model that "
+                     "sees only titles, hashtags and bios must not solve the task)")
+    if ran["reviewed"]:
+        steps.append(f"{ran['reviewed']} of {n} carry a blind review by a second annotator")
+    if ran["decided"]:
+        steps.append(f"{ran['decided']} were decided by the group after a disagreement (kept or revised)")
+    text = "; ".join(steps) + "."
+    for reason, k in sorted(ran["inherited"].items()):
+        text += f" {_plural(k, 'task')} were {reason}, without this team's shortcut filter or review."
+    if here and not (ran["judged"] or ran["reviewed"]):
+        text += f" {_plural(here, 'task')} written here have no shortcut verdict or review on record."
+    return text
+
+
 def rai_fields(tasks: list[dict[str, Any]], videos: list[dict[str, Any]], qc: dict[str, Any]) -> dict[str, Any]:
-    """The RAI texts: figures from the release where there are any, fixed statements elsewhere."""
+    """The RAI texts: each claim about how the tasks were made and checked is computed from the tasks' own QC
+    records (`_qc_ran`); fixed statements only where they hold for any release."""
     tiers = Counter(t["tier"] for t in tasks)
     per_tier = ", ".join(f"{tier} {n}" for tier, n in sorted(tiers.items()))
     kinds = Counter(t["eval_type"] for t in tasks)
     sources = Counter(v["source"] for v in videos)
     synthetic = sources.get("Synthetic", 0)
     missing = sum(1 for v in videos if v["metadata_missing"])
-    authors = len({t["author_id"] for t in tasks if t["author_id"]})
-    reviewed = sum(1 for t in tasks if (t["qc"] or {}).get("review_outcome"))
-    decided = sum(1 for t in tasks if (t["qc"] or {}).get("decision"))
-    raw = [f"{source}: {_plural(n, 'video')}; {SOURCE_TERMS.get(source, 'see the source for its terms')}"
+    ran = _qc_ran(tasks)
+    inherited = sum(ran["inherited"].values())
+    here = [t for t in tasks if not (t["qc"] or {}).get("inherited_from")]
+    authors = len({t["author_id"] for t in here if t["author_id"]})
+    raw = [f"{source}: {_plural(n, 'video')}; {SOURCE_TERMS.get(source, 'its terms are not recorded here')}"
            for source, n in sorted(sources.items())]
+    made_here = (f"{_plural(len(here), 'task')} were written here by {_plural(authors, 'annotator')}: feeds were built "
+                 "by clustering the videos' keyword sets and mixing videos of one cluster (the anchors a task is "
+                 "about) with distractors from other clusters, and each task was written against one feed."
+                 if here else "")
+    carried = " ".join(f"{_plural(k, 'task')} were {reason}, with the feeds that release shipped."
+                       for reason, k in sorted(ran["inherited"].items()))
     return {
-        "rai:dataCollection": (
-            f"{_plural(len(tasks), 'task')} ({per_tier}) written by {_plural(authors, 'annotator')} over feeds "
-            f"of {_plural(len(videos), 'short video')} taken from public research corpora. Feeds were built by "
-            "clustering the videos' keyword sets and mixing videos of one cluster (the anchors a task is about) "
-            "with distractors from other clusters; annotators then wrote each task against one feed."),
+        "rai:dataCollection": " ".join(part for part in (
+            f"{_plural(len(tasks), 'task')} ({per_tier}) over {_plural(len(videos), 'short video')} taken from "
+            "public research corpora.", made_here, carried) if part),
         "rai:dataCollectionType": ["Manual Human Curator", "Secondary Data analysis", "User-generated content data"],
         "rai:dataCollectionRawData": " ".join(raw) + (
             f" {_plural(synthetic, 'video')} in this release are synthetic, generated for the benchmark; "
@@ -141,27 +175,31 @@ def rai_fields(tasks: list[dict[str, Any]], videos: list[dict[str, Any]], qc: di
             f"{missing} of {len(videos)} videos have incomplete public metadata (no caption, author or counts "
             "in their source); the `metadata_missing` column of videos.parquet marks them."),
         "rai:dataPreprocessingProtocol": [
-            "Keyword sets were extracted from each video's caption, hashtags and author bio, embedded, and "
-            "clustered; feeds draw anchors from one cluster and distractors from others at a recorded ratio.",
+            *(["Keyword sets were extracted from each video's caption, hashtags and author bio, embedded, and "
+               "clustered; feeds draw anchors from one cluster and distractors from others at a recorded ratio "
+               f"(the {_plural(len(here), 'task')} written here)."] if here else []),
             "Author and reviewer identities are replaced by stable pseudonyms (annotator-NNN)."],
         "rai:dataAnnotationProtocol": [
             f"Each task is an instruction over a feed, graded either by a multiple-choice answer "
             f"({_plural(kinds.get('label', 0), 'label task')}) or by checks on the app's final state "
-            f"({_plural(kinds.get('platform', 0), 'platform task')}).",
-            "Tasks pass structural validation, a metadata-only shortcut filter (a language model that sees only "
-            "titles, hashtags and bios must not solve the task), and a blind review by a second annotator; "
-            "disagreements go to the group, which keeps, revises or deletes the task."],
-        "rai:dataAnnotationPlatform": ["Label Studio"],
+            f"({_plural(kinds.get('platform', 0), 'platform task')}).", _protocol(len(tasks), ran)],
+        "rai:dataAnnotationPlatform": ["Label Studio"] if here else [],
         "rai:dataAnnotationAnalysis": [
-            f"{reviewed} of {len(tasks)} tasks carry a recorded blind-review outcome and {decided} a group "
-            f"decision. Across the catalog the review deleted {qc.get('deleted', 0)} and revised "
-            f"{qc.get('revised', 0)} of {qc.get('authored', 0)} authored tasks; only kept or approved tasks ship."],
-        "rai:annotationsPerItem": "One author and one blind reviewer per task; escalated tasks also get a group "
-                                  "decision.",
+            f"{ran['reviewed']} of {len(tasks)} tasks carry a recorded blind-review outcome and {ran['decided']} a "
+            f"group decision; {inherited} were inherited. Across the catalog the review deleted "
+            f"{qc.get('deleted', 0)} and revised {qc.get('revised', 0)} of {qc.get('authored', 0)} authored tasks; "
+            "only kept or approved tasks ship."],
+        "rai:annotationsPerItem": "; ".join(part for part in (
+            f"{ran['reviewed']} tasks: one author and one blind reviewer" if ran["reviewed"] else "",
+            f"{ran['decided']} of them also a group decision" if ran["decided"] else "",
+            f"{len(here) - ran['reviewed']} tasks: one author, no review on record" if len(here) > ran["reviewed"]
+            else "", f"{inherited} tasks: as the release they were inherited from made them" if inherited else "")
+            if part) + ".",
         "rai:annotatorDemographics": ["not collected"],
         "rai:machineAnnotationTools": [
-            "A local language model answering each label task from video metadata alone (the shortcut filter).",
-            "A multilingual sentence-embedding model for keyword-set clustering."],
+            *([f"A local language model answering tasks from video metadata alone (the shortcut filter, "
+               f"{ran['judged']} tasks)."] if ran["judged"] else []),
+            *(["A multilingual sentence-embedding model for keyword-set clustering."] if here else [])],
         "rai:personalSensitiveInformation": [
             "Videos are public user uploads: captions, hashtags, author names and bios as their platforms "
             "showed them, which can name or describe real people.",

@@ -104,6 +104,16 @@ def test_a_published_release_is_carried_forward_and_the_gate_holds(tmp_path):
             in changelog)
     card = (folder / "README.md").read_text(encoding="utf-8")
     assert f"{COUNT - 4} tasks were inherited and kept as published, without a second review here" in card
+    # Croissant says the same: nothing ran here but the release gate, and where the tasks came from
+    rai = json.loads((folder / "croissant.json").read_text(encoding="utf-8"))
+    protocol = " ".join(rai["rai:dataAnnotationProtocol"])
+    assert "carry a blind review" not in protocol and "went through a metadata-only shortcut filter" not in protocol
+    assert (f"{COUNT - 4} tasks were inherited from v1.0.0: the public v1, as published, without this team's "
+            "shortcut filter or review.") in protocol
+    assert rai["rai:machineAnnotationTools"] == [] and rai["rai:dataAnnotationPlatform"] == []
+    assert rai["rai:annotationsPerItem"] == f"{COUNT - 4} tasks: as the release they were inherited from made them."
+    assert "written here" not in rai["rai:dataCollection"] and "clustered" not in " ".join(
+        rai["rai:dataPreprocessingProtocol"])
     assert "went through this team's QC" not in card  # no task here was reviewed by this team
     # the shapes the old forms could not hold ship word for word
     runner = {t["task_id"]: t for name in ("gui_action.json", "cross_source_understanding.json")

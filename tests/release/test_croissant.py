@@ -134,3 +134,21 @@ def test_a_tampered_hash_or_a_missing_property_fails(release, tmp_path, tamper, 
                 assert "hash" in str(exc.__cause__ or exc).lower() or "checksum" in str(exc.__cause__).lower()
         else:
             assert not fails and len(records) == 5
+
+
+def test_rai_claims_are_what_ran_for_these_tasks(release, clustered_catalog, tmp_path):
+    """Issue 32: each RAI claim about QC is computed from the records. Here every task was written and checked
+    here; the numbers are the catalog's (the all-inherited release: tests/release/test_carry_forward.py)."""
+    cat = clustered_catalog
+    rai = croissant_metadata(release, settings(tmp_path))
+    shipped = [r["task_id"] for r in pq.read_table(release / "data/all/test-00000-of-00001.parquet").to_pylist()]
+    reviewed = cat.scalar("SELECT count(DISTINCT task_id) FROM reviews WHERE list_contains(?, task_id)", [shipped])
+    judged = cat.scalar("SELECT count(DISTINCT task_id) FROM shortcut_verdicts WHERE list_contains(?, task_id)",
+                        [shipped])
+    protocol = rai["rai:dataAnnotationProtocol"][1]
+    assert protocol.startswith(f"every task passed the task rules at the release gate ({len(shipped)} tasks)")
+    assert (f"{reviewed} of {len(shipped)} carry a blind review" in protocol) == bool(reviewed)
+    assert (f"{judged} of {len(shipped)} went through a metadata-only shortcut filter" in protocol) == bool(judged)
+    assert "inherited" not in protocol and "Label Studio" in rai["rai:dataAnnotationPlatform"]
+    tools = " ".join(rai["rai:machineAnnotationTools"])
+    assert ("shortcut filter" in tools) == bool(judged) and "keyword-set clustering" in tools
