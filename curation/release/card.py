@@ -46,6 +46,15 @@ LICENCE_NOT_STATED = ("The annotations' licence is not stated: the team sets it 
 CONTACT_NOT_STATED = "Not stated: the team sets a contact (`[release] contact`) before the release is published."
 
 
+def annotators_line(people: tuple[int, int], facts: CardFacts | None) -> str:
+    inherited = sum(facts.inherited.values()) if facts else 0
+    if not any(people):
+        return ("Nobody here: every task was inherited from another release (Annotation process), written and "
+                "checked by that release's annotators." if inherited else "No author or reviewer is recorded.")
+    return (f"{people[0]} task authors and {people[1]} reviewers, named here only by stable pseudonyms"
+            + (f"; {inherited} further tasks were inherited from another release." if inherited else "."))
+
+
 def licence_text(settings: ReleaseConfig) -> str:
     stated = (f"The annotations (instructions, options, answers, checks and the order of each feed) are released "
               f"under {settings.annotations_license}." if settings.annotations_license else LICENCE_NOT_STATED)
@@ -156,6 +165,7 @@ def render_card(settings: ReleaseConfig, version: str, repo: str | None, configs
     by_tier = Counter(t["tier"] for t in tasks)
     sources = Counter(v["source"] for v in videos)
     name = repo or "ORG/NAME"
+    baseline = "| metadata-only |" in (health or "")  # health.health_table_markdown leaves an empty column out
     people = len({t["author_id"] for t in tasks if t["author_id"]}), len({t["reviewer_id"] for t in tasks
                                                                           if t["reviewer_id"]})
     lines = [f"---\n{meta}---", "", f"# {settings.pretty_name} v{version}", "",
@@ -221,11 +231,15 @@ def render_card(settings: ReleaseConfig, version: str, repo: str | None, configs
               *(["Release health:", "", "![Correct answer letters per tier](health.svg)", "", health, ""]
                 if health else []),
               "#### Who are the annotators?", "",
-              f"{people[0]} task authors and {people[1]} reviewers, named here only by stable pseudonyms.", "",
+              annotators_line(people, facts), "",
               "#### Personal and Sensitive Information", "",
               *_bullets(sensitive(set(sources), {t["subcategory"] for t in tasks})),
-              "## Bias, Risks, and Limitations", "", *_bullets(LIMITATIONS + drift_warning(facts)),
-              "### Recommendations", "", *_bullets(RECOMMENDATIONS),
+              "## Bias, Risks, and Limitations", "",
+              *_bullets([line.format(baseline=" and a metadata-only baseline" if baseline else "")
+                         for line in LIMITATIONS] + drift_warning(facts)),
+              "### Recommendations", "",
+              *_bullets([line.format(baselines=" and metadata-only baselines" if baseline else " success rates")
+                         for line in RECOMMENDATIONS]),
               "## Citation", "", "```bibtex", settings.citation.strip() or PAPER_BIBTEX, "```", "",
               "## Glossary", "", *_bullets([f"**{k}**: {v}" for k, v in GLOSSARY.items()]),
               "## More Information", "",

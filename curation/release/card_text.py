@@ -60,7 +60,7 @@ LIMITATIONS = [
     "language and platform conventions are those of the sources and the years they were collected, not of "
     "short-video platforms in general.",
     "Multiple-choice tasks can be passed by chance; the release health table gives the chance success rate per "
-    "tier and a metadata-only baseline, against which agents should be compared.",
+    "tier{baseline}, against which agents should be compared.",
     "The shortcut filter shows an inspector only the feed's text (Annotation process); passing it means that "
     "inspector could not solve the task from that text, not that the video is needed. Tasks it did not judge "
     "are counted there.",
@@ -92,8 +92,7 @@ def sensitive(sources: set[str], subcategories: set[str]) -> list[str]:
 RECOMMENDATIONS = [
     "Check a download before use: `curate release verify vX.Y.Z --remote --repo ORG/NAME` (or the sha256 "
     "values in `manifest.json`).",
-    "Report success rates beside the chance and metadata-only baselines of the release health table, per "
-    "tier, with the release tag.",
+    "Report success rates beside the chance{baselines} of the release health table, per tier, with the release tag.",
     "Watch for content warnings above before showing feeds to people (annotators, study participants).",
 ]
 

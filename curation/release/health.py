@@ -158,7 +158,7 @@ def _num(value: float | None, fmt: str = ".3f") -> str:
     return "–" if value is None else format(value, fmt)
 
 
-def _row(name: str, h: dict[str, Any]) -> str:
+def _row(name: str, h: dict[str, Any], with_baseline: bool = True) -> str:
     bal, chance, base = h["answer_balance"], h["chance_sr"], h["metadata_baseline"]
     counts = " ".join(f"{k}:{v}" for k, v in bal["observed"].items()) if bal else "–"
     spread = [f"{_num(s['min'], '.3g')} / {_num(s['median'], '.3g')} / {_num(s['max'], '.3g')}" if s else "–"
@@ -166,13 +166,22 @@ def _row(name: str, h: dict[str, Any]) -> str:
     return (f"| {name} | {h['tasks']} ({h['label_tasks']} label) | {counts} | {_num(bal and bal['chi2'], '.2f')} | "
             f"{_num(bal and bal['p_value'], '.3g')}{' *' if bal and bal['small_sample'] else ''} | "
             f"{_num(chance.get('label'), '.1%')}{'; platform n/a' if 'platform' in chance else ''} | "
-            f"{_num(base and base['accuracy'], '.1%')} | {spread[0]} | {spread[1]} |")
+            + (f"{_num(base and base['accuracy'], '.1%')} | " if with_baseline else "")
+            + f"{spread[0]} | {spread[1]} |")
+
+
+def has_baseline(health: dict[str, Any]) -> bool:
+    return any(h.get("metadata_baseline") for h in [*health["tiers"].values(), health["all"]])
 
 
 def health_table_markdown(health: dict[str, Any], shown: int = 20) -> str:
-    lines = ["| tier | tasks | correct letters | χ² | p (uniform) | chance SR | metadata-only | feed length "
-             "min / median / max | distractor ratio min / median / max |", "|---|---|---|---|---|---|---|---|---|"]
-    lines += [_row(tier, h) for tier, h in health["tiers"].items()] + [_row("all", health["all"])]
+    # a column with no value in any row is left out (a release whose tasks no inspector answered has no
+    # metadata-only baseline), and nothing else in the card may point to it (has_baseline)
+    base = has_baseline(health)
+    lines = ["| tier | tasks | correct letters | χ² | p (uniform) | chance SR | " + ("metadata-only | " if base else "")
+             + "feed length min / median / max | distractor ratio min / median / max |",
+             "|---|---|---|---|---|---|---|---|" + ("---|" if base else "")]
+    lines += [_row(tier, h, base) for tier, h in health["tiers"].items()] + [_row("all", health["all"], base)]
     lines += ["", "χ² tests the correct letters against uniform answers over the options each task offers; "
               "* marks fewer than 5 expected per letter, where the test is rough. Chance SR is a uniform guess "
               "over a label task's options; platform tasks have none. Metadata-only is the share of label tasks "

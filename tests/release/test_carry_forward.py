@@ -115,6 +115,9 @@ def test_a_published_release_is_carried_forward_and_the_gate_holds(tmp_path):
     assert "written here" not in rai["rai:dataCollection"] and "clustered" not in " ".join(
         rai["rai:dataPreprocessingProtocol"])
     assert "went through this team's QC" not in card  # no task here was reviewed by this team
+    assert "Nobody here: every task was inherited from another release" in card and "0 task authors" not in card
+    assert "metadata-only baseline" not in card and "| metadata-only |" not in card  # no inspector answered: no
+    # empty column, nothing pointing to one
     # the shapes the old forms could not hold ship word for word
     runner = {t["task_id"]: t for name in ("gui_action.json", "cross_source_understanding.json")
               for t in json.loads((folder / "livingscreen" / name).read_text(encoding="utf-8"))}
