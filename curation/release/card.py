@@ -164,7 +164,6 @@ def render_card(settings: ReleaseConfig, version: str, repo: str | None, configs
     by_sub = Counter((t["tier"], t["subcategory"]) for t in tasks)
     by_tier = Counter(t["tier"] for t in tasks)
     sources = Counter(v["source"] for v in videos)
-    name = repo or "ORG/NAME"
     baseline = "| metadata-only |" in (health or "")  # health.health_table_markdown leaves an empty column out
     people = len({t["author_id"] for t in tasks if t["author_id"]}), len({t["reviewer_id"] for t in tasks
                                                                           if t["reviewer_id"]})
@@ -185,8 +184,12 @@ def render_card(settings: ReleaseConfig, version: str, repo: str | None, configs
               f"- Repository: {settings.homepage}", "- Paper: https://arxiv.org/abs/2606.04701", "",
               "## Uses", "", "### Direct Use", "", *_bullets(DIRECT_USE),
               "```python", "from datasets import load_dataset", "",
-              f'tasks = load_dataset("{name}", "l2_cross_source_understanding",',
-              f'                     revision="v{version}", split="{SPLIT}")', "```", "",
+              *([f'tasks = load_dataset("{repo}", "l2_cross_source_understanding",',
+                 f'                     revision="v{version}", split="{SPLIT}")'] if repo else
+                [f'tasks = load_dataset("./v{version}", "l2_cross_source_understanding", split="{SPLIT}")',
+                 "# (built without a repo: this loads the release folder itself; `release build --repo` names the "
+                 "Hub repo here)"]),
+              "```", "",
               "`livingscreen/` holds `gui_action.json`, `cross_source_understanding.json` and "
               "`close_end_application.json` in the public runner's format; copy them where the runner reads "
               "its tasks and run `python main_threaded.py -t <category>`.", "",
@@ -238,7 +241,9 @@ def render_card(settings: ReleaseConfig, version: str, repo: str | None, configs
               *_bullets([line.format(baseline=" and a metadata-only baseline" if baseline else "")
                          for line in LIMITATIONS] + drift_warning(facts)),
               "### Recommendations", "",
-              *_bullets([line.format(baselines=" and metadata-only baselines" if baseline else " success rates")
+              *_bullets([line.format(baselines=" and metadata-only baselines" if baseline else " success rates",
+                                     check=f"`curate release verify v{version} --remote --repo {repo}`" if repo
+                                     else f"`curate release verify v{version}`")
                          for line in RECOMMENDATIONS]),
               "## Citation", "", "```bibtex", settings.citation.strip() or PAPER_BIBTEX, "```", "",
               "## Glossary", "", *_bullets([f"**{k}**: {v}" for k, v in GLOSSARY.items()]),

@@ -90,7 +90,7 @@ def sensitive(sources: set[str], subcategories: set[str]) -> list[str]:
 
 
 RECOMMENDATIONS = [
-    "Check a download before use: `curate release verify vX.Y.Z --remote --repo ORG/NAME` (or the sha256 "
+    "Check a download before use: {check} (or the sha256 "
     "values in `manifest.json`).",
     "Report success rates beside the chance{baselines} of the release health table, per tier, with the release tag.",
     "Watch for content warnings above before showing feeds to people (annotators, study participants).",

@@ -97,7 +97,8 @@ def check_card_states(folder: Path, version: Version, repo: str) -> None:
                                           LICENCE_NOT_STATED), ("a contact ([release] contact)", CONTACT_NOT_STATED))
                if marker in card]
     if f'load_dataset("{repo}"' not in card:
-        built_for = card.split('load_dataset("', 1)[1].split('"', 1)[0] if 'load_dataset("' in card else "no repo"
+        named = card.split('load_dataset("', 1)[1].split('"', 1)[0] if 'load_dataset("' in card else ""
+        built_for = "no repo" if not named or named.startswith("./") else named
         missing.append(f"the repo it is published to (its card was built for {built_for}: `release build --repo "
                        f"{repo}`)")
     if missing:

@@ -152,9 +152,10 @@ def test_publish_refuses_a_card_that_states_nothing(clustered_catalog, tmp_path,
     folder = build_release(clustered_catalog, "1.0.0", bare).folder
     card = (folder / "README.md").read_text(encoding="utf-8")
     assert "The annotations' licence is not stated" in card and "CC-BY" not in card
-    assert "Not stated: the team sets a contact" in card and 'load_dataset("ORG/NAME"' in card
+    assert "Not stated: the team sets a contact" in card and 'load_dataset("./v1.0.0"' in card
+    assert "ORG/NAME" not in card  # no placeholder: the snippet loads the folder itself
     monkeypatch.setenv("HF_TOKEN", TOKEN)
     with pytest.raises(StateError) as refused:
         publish_release(clustered_catalog, "1.0.0", REPO, bare, "http://127.0.0.1:9", dry_run=True)
     said = str(refused.value)
-    assert "annotations_license" in said and "[release] contact" in said and "built for ORG/NAME" in said
+    assert "annotations_license" in said and "[release] contact" in said and "built for no repo" in said
