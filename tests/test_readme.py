@@ -1,5 +1,6 @@
-"""The README stays true where it can be checked: the stage table is the registry, the layer table
-is the one `tests/test_layers.py` enforces, and every script or test a figure points at exists."""
+"""The README and the manual in docs/ stay true where they can be checked: the stage table is the registry, the
+layer table is the one `tests/test_layers.py` enforces, every script or test a figure points at exists, the
+README stays a short way in (at most 15 KB) and every document it names is there."""
 
 from __future__ import annotations
 
@@ -12,12 +13,21 @@ from tests.test_layers import LAYERS
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+DEVELOPMENT = (ROOT / "docs" / "development.md").read_text(encoding="utf-8")
+FIGURES = (ROOT / "docs" / "figures.md").read_text(encoding="utf-8")
 
 
-def section(title: str) -> str:
-    start = README.index(title)
-    end = README.find("\n## ", start + len(title))
-    return README[start:end if end > 0 else None]
+def section(title: str, text: str = README) -> str:
+    start = text.index(title)
+    end = text.find("\n## ", start + len(title))
+    return text[start:end if end > 0 else None]
+
+
+def test_the_readme_is_a_short_way_in_and_names_only_documents_that_exist():
+    assert len(README.encode("utf-8")) <= 15 * 1024
+    named = set(re.findall(r"`(docs/[\w.-]+\.md)`", README))
+    assert {"docs/manual.md", "docs/deployment.md", "docs/figures.md", "docs/development.md"} <= named
+    assert all((ROOT / doc).is_file() for doc in named), named
 
 
 def table_rows(text: str, header: str) -> list[list[str]]:
@@ -31,7 +41,7 @@ def table_rows(text: str, header: str) -> list[list[str]]:
 
 
 def test_the_stage_table_is_the_registry():
-    rows = table_rows(section("### How the code is laid out"), "| stage | command | work function |")
+    rows = table_rows(section("## How the code is laid out", DEVELOPMENT), "| stage | command | work function |")
     listed = [(r[0].strip("`"), r[1].strip("`").replace("\\|", "|"), r[2]) for r in rows]
     expected = [(s.name, s.command, f"`{Path(inspect.getsourcefile(s.work)).relative_to(ROOT)}` `{s.work.__name__}`")
                 for s in all_stages()]
@@ -39,7 +49,7 @@ def test_the_stage_table_is_the_registry():
 
 
 def test_the_layer_table_is_the_one_the_import_test_enforces():
-    rows = table_rows(section("### How the code is laid out"), "| layer | package | what it holds |")
+    rows = table_rows(section("## How the code is laid out", DEVELOPMENT), "| layer | package | what it holds |")
     named = [[re.sub(r"^curation/|/$|\.py$", "", p.strip("` ")) for p in r[1].split(",")] for r in rows]
     named = [["curation" if n == "__init__" else n for n in layer] for layer in named]
     present = {"curation", *(p.stem for p in (ROOT / "curation").iterdir() if not p.name.startswith("__"))}
@@ -51,13 +61,13 @@ def test_every_package_is_on_the_map():
     packages |= {p.stem for p in (ROOT / "curation").glob("*.py") if p.stem != "__init__"}
     on_map = {n for layer in LAYERS for n in layer}
     assert packages <= on_map
-    layout = section("### How the code is laid out")
+    layout = section("## How the code is laid out", DEVELOPMENT)
     missing = [p for p in packages if f"`{p}/`" not in layout and f"`{p}.py`" not in layout]
     assert not missing, f"packages the README's layout does not name: {missing}"
 
 
 def test_every_figure_points_at_something_that_exists():
-    rows = table_rows(section("## Figures this README quotes"), "| figure | command that reproduces it |")
+    rows = table_rows(section("## Figures the docs quote", FIGURES), "| figure | command that reproduces it |")
     assert len(rows) >= 6
     for figure, command in rows:
         paths = re.findall(r"((?:bench|tests)/[\w/]+\.py)", command)
