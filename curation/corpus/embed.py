@@ -110,8 +110,8 @@ def cached_encoder(catalog: Catalog, spec: str, run_id: str | None) -> Callable[
                               "vector": pa.array([list(v) for v in vectors], pa.list_(pa.float32())),
                               "run_id": [run_id] * len(new)})
             with catalog.staged(fresh=table):
-                catalog.con.execute("INSERT INTO embeddings SELECT model_id, text_sha256, vector, run_id FROM fresh "
-                                    "ON CONFLICT DO NOTHING")
+                catalog.con.execute("INSERT INTO embeddings (model_id, text_sha256, vector, run_id) "
+                                    "SELECT model_id, text_sha256, vector, run_id FROM fresh ON CONFLICT DO NOTHING")
             known.update(zip(new, (list(v) for v in vectors), strict=True))
         return np.asarray([known[sha] for sha in shas], dtype=np.float32).reshape(len(texts), -1)
 
