@@ -152,3 +152,30 @@ def test_rai_claims_are_what_ran_for_these_tasks(release, clustered_catalog, tmp
     assert "inherited" not in protocol and "Label Studio" in rai["rai:dataAnnotationPlatform"]
     tools = " ".join(rai["rai:machineAnnotationTools"])
     assert ("shortcut filter" in tools) == bool(judged) and "keyword-set clustering" in tools
+
+
+def test_rai_claims_for_a_mix_of_inherited_and_written_here(clustered_catalog, tmp_path):
+    """The third release of issue 32's three: some tasks inherited from a release, the rest written and checked
+    here. Every number in the RAI claims is the catalog's, by SQL over the shipped tasks."""
+    from curation.qc.accept import accept_imported
+    from curation.release.livingscreen import import_livingscreen
+    from tests.release.test_livingscreen import RELEASE, write_release
+
+    cat = clustered_catalog
+    reviewed_catalog(cat)
+    import_livingscreen(cat, write_release(tmp_path / "earlier", RELEASE), "0.9.0")
+    accept_imported(cat, "0.9.0", "the team's earlier tasks")
+    folder = build_release(cat, "1.0.0", settings(tmp_path), exclude_invalid=True).folder
+    shipped = [r["task_id"] for r in pq.read_table(folder / "data/all/test-00000-of-00001.parquet").to_pylist()]
+    inherited = cat.scalar("SELECT count(DISTINCT task_id) FROM task_transitions WHERE to_state = 'kept' AND "
+                           "reason LIKE 'inherited from v0.9.0%' AND list_contains(?, task_id)", [shipped])
+    reviewed = cat.scalar("SELECT count(DISTINCT task_id) FROM reviews WHERE list_contains(?, task_id)", [shipped])
+    assert 0 < inherited < len(shipped)
+    rai = croissant_metadata(folder, settings(tmp_path))
+    protocol = rai["rai:dataAnnotationProtocol"][1]
+    assert (f"{inherited} tasks were inherited from v0.9.0: the team's earlier tasks, without this team's shortcut "
+            "filter or review.") in protocol
+    assert (f"{reviewed} of {len(shipped)} carry a blind review" in protocol) == bool(reviewed)
+    assert f"{len(shipped) - inherited} tasks were written here" in rai["rai:dataCollection"]
+    assert f"{inherited} tasks: as the release they were inherited from made them" in rai["rai:annotationsPerItem"]
+    assert rai["rai:dataAnnotationPlatform"] == ["Label Studio"]
