@@ -235,14 +235,9 @@ def current_admin(client: Any) -> tuple[int, str, int | None]:
 @contextmanager
 def in_organization(client: Any, admin_id: int, organization_id: int, home: int | None) -> Iterator[None]:
     """Every admin request inside the block works in `organization_id`; the home one is restored after."""
-    ls_call("switching to the annotator's organization", client.users.update, id=admin_id,
-            active_organization=organization_id)
-    try:
+    with Organizations(client, admin_id, home) as organizations:
+        organizations.work_in(organization_id)
         yield
-    finally:
-        if home is not None and home != organization_id:
-            ls_call("switching back to the admin's organization", client.users.update, id=admin_id,
-                    active_organization=home)
 
 
 class Organizations:

@@ -74,12 +74,15 @@ def _project_or_none(client: Any, project_id: int) -> Any:
     predates it)."""
     from label_studio_sdk.core.api_error import ApiError
 
-    try:
-        return client.projects.get(id=project_id)
-    except ApiError as exc:
-        if exc.status_code == 404:
-            return None
-        return ls_call("the project", client.projects.get, id=project_id)  # the one-line error for the rest
+    def fetch() -> Any:
+        try:
+            return client.projects.get(id=project_id)
+        except ApiError as exc:
+            if exc.status_code == 404:
+                return None
+            raise  # ls_call makes it one line
+
+    return ls_call("the project", fetch)
 
 
 # The first line of a project's config as the toolkit makes it: the catalog run that made it. An export

@@ -118,6 +118,23 @@ def submitted(page, button: str) -> None:
     assert response.value.ok, response.value.text()
 
 
+def label_all_tasks(page, gate: str, project: int, count: int, choice: str, note: str | None = None) -> None:
+    """From the project's task table, Label All Tasks: each of `count` tasks answered with `choice` (and a
+    note) and submitted, then the end of the queue."""
+    from playwright.sync_api import expect
+
+    page.goto(f"{gate}/projects/{project}/data")
+    page.get_by_text("Label All Tasks").click()
+    close_instructions(page)
+    for _ in range(count):
+        expect(page.locator(f'input.ant-checkbox-input[name="{choice}"]')).to_be_visible(timeout=SETTLE_MS)
+        choose(page, choice)
+        if note:
+            write(page, "note", note)
+        submitted(page, "submit")
+    expect(page.get_by_text("No More Tasks Left in Queue")).to_be_visible(timeout=SETTLE_MS)
+
+
 def account_and_data_manager(page, gate: str, project: int) -> None:
     """The account page with the person's own token, then the task table's filters and columns."""
     from playwright.sync_api import expect
@@ -209,7 +226,6 @@ def test_a_reviewer_reviews_all_tasks_through_the_gate(team):
     """ulla reviews tove's two tasks from the review queue: Label All Tasks, an answer each, then the end."""
     if not CHROMIUM.exists():
         pytest.fail("Debian's chromium is not installed: `make test` installs it")
-    from playwright.sync_api import expect
 
     gate, config = team["gate"], load_config()
     theirs = next(r for r in team["rows"] if r["annotator"] == OTHER)
@@ -225,14 +241,7 @@ def test_a_reviewer_reviews_all_tasks_through_the_gate(team):
                          [OTHER])
     assert len(queue) == 2
     with recorded_session(gate, OTHER, team["password"]) as (page, recorded):
-        page.goto(f"{gate}/projects/{queue[0]['project_id']}/data")
-        page.get_by_text("Label All Tasks").click()
-        close_instructions(page)
-        for _ in queue:
-            expect(page.locator('input.ant-checkbox-input[name="A"]')).to_be_visible(timeout=SETTLE_MS)
-            choose(page, "A")
-            submitted(page, "submit")
-        expect(page.get_by_text("No More Tasks Left in Queue")).to_be_visible(timeout=SETTLE_MS)
+        label_all_tasks(page, gate, queue[0]["project_id"], len(queue), "A")
         account_and_data_manager(page, gate, queue[0]["project_id"])
     assert recorded.refused_by_gate() == [], "the gate refused her own work"
     assert unexpected(recorded) == []
@@ -259,15 +268,8 @@ def test_a_group_member_who_is_also_an_annotator_decides_through_the_gate(team):
     assert cases, "ulla's answers differ from tove's: something must be escalated"
     adjudication = cases[0]["project_id"]
     with recorded_session(gate, AUTHOR, team["password"]) as (page, recorded):
-        page.goto(f"{gate}/projects/{adjudication}/data")
-        page.get_by_text("Label All Tasks").click()
-        close_instructions(page)
-        for _ in cases:
-            expect(page.locator('input.ant-checkbox-input[name="保留 Keep"]')).to_be_visible(timeout=SETTLE_MS)
-            choose(page, "保留 Keep")
-            write(page, "note", "作者的答案成立 / the author's answer stands")
-            submitted(page, "submit")
-        expect(page.get_by_text("No More Tasks Left in Queue")).to_be_visible(timeout=SETTLE_MS)
+        label_all_tasks(page, gate, adjudication, len(cases), "保留 Keep",
+                        note="作者的答案成立 / the author's answer stands")
         # back to her own work: the authoring project opens as before
         page.goto(f"{gate}/projects/{own}/data")
         expect(page.get_by_text("Label All Tasks")).to_be_visible(timeout=SETTLE_MS)
