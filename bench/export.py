@@ -72,6 +72,7 @@ def main() -> None:
 
     import curation.annotate.export as export
     import curation.labelstudio.accounts as accounts
+    from curation.labelstudio.client import http_client
     
     with tempfile.TemporaryDirectory() as tmp:
         data, media = Path(tmp) / "ls", Path(tmp) / "served" / "media"
@@ -84,7 +85,8 @@ def main() -> None:
             wait_ready(url, timeout_s=240, proc=proc)
             os.environ.update(LABEL_STUDIO_URL=url, LABEL_STUDIO_API_KEY=token, LABEL_STUDIO_DATA_DIR=str(data),
                               LABEL_STUDIO_ANNOTATOR_PASSWORD="Bench-" + secrets.token_hex(6))
-            client = LabelStudio(base_url=url, api_key=token)
+            # the baseline talks to Label Studio through the same HTTP client as the toolkit
+            client = LabelStudio(base_url=url, api_key=token, httpx_client=http_client(url))
             with Catalog(Path(tmp) / "c.duckdb") as cat:
                 ingest_path(cat, "fakesv", ROOT / "raw/FakeSV/data.json")
                 plant(cat, args.feeds, 0)

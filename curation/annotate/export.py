@@ -30,7 +30,7 @@ from curation.labelstudio.accounts import (
 from curation.labelstudio.client import base_url, connect, ls_call
 from curation.labelstudio.guide import guide_html
 from curation.labelstudio.people import check_people, split_names
-from curation.labelstudio.projects import ensure_project as ensure_project_in
+from curation.labelstudio.projects import KeptProject, keep_project
 from curation.labelstudio.render import feed_ref, list_fields, render_feeds
 
 
@@ -54,10 +54,10 @@ def assign(feed_ids: list[str], annotators: list[str], owner: dict[str, str], lo
 
 
 def ensure_project(client: Any, catalog: Catalog, run_id: str, account: Account, label_config: str,
-                   media_root: Path) -> int:
+                   media_root: Path) -> KeptProject:
     """The annotator's authoring project in their organization (the admin must be working in it)."""
     annotator = account.annotator
-    return ensure_project_in(
+    return keep_project(
         client, catalog, "ls_projects", "ls_tasks", {"base_url": base_url(), "annotator": annotator}, label_config,
         f"LivingScreen authoring · {annotator}", description(annotator), media_root,
         {"run_id": run_id, "organization_id": account.organization_id, "annotator_user_id": account.user_id},
@@ -111,34 +111,52 @@ def export_to_label_studio(run: StageRun, annotators: list[str], media_root: Pat
     run.params.update(resend_missing=resend_missing)
     admin_id, admin_email, home = current_admin(client)
     people = ensure_accounts(catalog, annotators, admin_email, from_file, result, run.run_id)
+    cards = FeedCards(catalog, media_root)
+    already = sent_versions(catalog)
+    cards.render([f for f in feeds if (f.feed_id, f.version) not in already])
     with Organizations(client, admin_id, home) as organizations:
         for annotator in annotators:
             organizations.work_in(people[annotator].organization_id)
             _send(run, client, people[annotator], [f for f in feeds if assigned[f.feed_id] == annotator],
-                  label_config, media_root, resend_missing)
+                  label_config, cards, resend_missing)
     return result
 
 
-def _send(run: StageRun, client: Any, account: Account, mine: list[Feed], label_config: str, media_root: Path,
+class FeedCards:
+    """The feeds' cards, rendered in one read of the catalog for every feed that looks new when the export
+    starts; a feed found to need sending only later (a project lost on the server) is rendered then."""
+
+    def __init__(self, catalog: Catalog, media_root: Path) -> None:
+        self.catalog, self.media_root, self.html = catalog, media_root, {}
+
+    def render(self, feeds: list[Feed]) -> list[str]:
+        missing = [f for f in feeds if (f.feed_id, f.version) not in self.html]
+        for feed, html in zip(missing, render_feeds(self.catalog, missing, self.media_root), strict=True):
+            self.html[feed.feed_id, feed.version] = html
+        return [self.html[f.feed_id, f.version] for f in feeds]
+
+
+def sent_versions(catalog: Catalog) -> set[tuple[str, int]]:
+    """The feed versions that are not new work: sent to this server (per `ls_tasks`); produced by an annotator's
+    own edit (that task's feed); or written on (imported), even if its Label Studio task is gone."""
+    return {(f, v) for f, v in catalog.con.execute(
+        "SELECT feed_id, feed_version FROM ls_tasks WHERE base_url = ? UNION "
+        "SELECT feed_id, feed_version FROM tasks WHERE feed_version <> base_feed_version UNION "
+        "SELECT feed_id, base_feed_version FROM tasks WHERE ls_project_id IS NOT NULL", [base_url()]).fetchall()}
+
+
+def _send(run: StageRun, client: Any, account: Account, mine: list[Feed], label_config: str, cards: FeedCards,
           resend_missing: bool) -> None:
     """One annotator's share: their project made or checked, what the server lost named (and forgotten as
     sent with `resend_missing`), and the feeds not there yet sent (the admin works in their organization)."""
     catalog, counts, url, annotator = run.db, run.counts, base_url(), account.annotator
     with catalog.transaction():
-        project_id = ensure_project(client, catalog, str(run.run_id), account, label_config, media_root)
-        live = live_task_ids(client, catalog, project_id, annotator)
+        project_id, held = ensure_project(client, catalog, str(run.run_id), account, label_config, cards.media_root)
+        live = live_task_ids(client, catalog, project_id, annotator, held)
         gone = reconcile(live, catalog, project_id, annotator, resend_missing)
     if gone:
         counts["missing"][annotator] = {"project": project_id, "feeds": gone, "resent": resend_missing}
-    # read after ensure_project, which forgets the tasks of a project deleted on the server
-    sent = {(f, v) for f, v in catalog.con.execute(
-        "SELECT feed_id, feed_version FROM ls_tasks WHERE base_url = ?", [url]).fetchall()}
-    # A feed version that an annotator's own edit produced is that task's feed, not new work; and a feed
-    # version a task was written on (imported) is done, even if its Label Studio task is gone.
-    sent |= {(f, v) for f, v in catalog.con.execute(
-        "SELECT DISTINCT feed_id, feed_version FROM tasks WHERE feed_version <> base_feed_version").fetchall()}
-    sent |= {(f, v) for f, v in catalog.con.execute(
-        "SELECT DISTINCT feed_id, base_feed_version FROM tasks WHERE ls_project_id IS NOT NULL").fetchall()}
+    sent = sent_versions(catalog)  # read after ensure_project, which forgets a deleted project's tasks
     todo = [f for f in mine if (f.feed_id, f.version) not in sent]
     if todo:  # tasks a killed run sent but never recorded are taken on, not sent twice
         todo = take_on_unrecorded(client, catalog, project_id, annotator, live, todo, str(run.run_id))
@@ -150,7 +168,7 @@ def _send(run: StageRun, client: Any, account: Account, mine: list[Feed], label_
         return
     payload = [{"data": {"feed_html": html, "feed_ref": feed_ref(f), "feed_id": f.feed_id, "feed_version": f.version,
                          "feedback": "", **list_fields(f, "to_write")}}
-               for f, html in zip(todo, render_feeds(catalog, todo, media_root), strict=True)]
+               for f, html in zip(todo, cards.render(todo), strict=True)]
     response = ls_call(f"the tasks for {annotator}", client.projects.import_tasks, id=project_id, request=payload,
                        return_task_ids=True)
     task_ids = list(response.task_ids or [])
@@ -168,14 +186,17 @@ def _send(run: StageRun, client: Any, account: Account, mine: list[Feed], label_
                                 & {f.feed_id for f in todo})
 
 
-def live_task_ids(client: Any, catalog: Catalog, project_id: int, annotator: str) -> set[int]:
-    """The ids of the tasks the project holds. When it holds as many as the catalog recorded sending, those
+def live_task_ids(client: Any, catalog: Catalog, project_id: int, annotator: str, held: int | None = None
+                  ) -> set[int]:
+    """The ids of the tasks the project holds (`held`: how many, when the caller just asked Label Studio).
+    When it holds as many as the catalog recorded sending, those
     are taken to be the ones (only the toolkit adds tasks; a loss and an unrecorded send of the same size at
     once is what this does not see); else listed, without their data (the cards make a full listing of
     1,000 tasks take seconds, an id listing of 400 a tenth of one, the count a fortieth)."""
     recorded = {r[0] for r in catalog.con.execute("SELECT ls_task_id FROM ls_tasks WHERE base_url = ? AND "
                                                   "project_id = ?", [base_url(), project_id]).fetchall()}
-    held = ls_call(f"{annotator}'s project", client.projects.get, id=project_id).task_number
+    if held is None:
+        held = ls_call(f"{annotator}'s project", client.projects.get, id=project_id).task_number
     if held == len(recorded):
         return recorded
     return set(ls_call(f"{annotator}'s tasks", lambda: [

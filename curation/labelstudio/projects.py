@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from curation.core.catalog import Catalog
 from curation.core.errors import AnnotationError
@@ -20,9 +20,25 @@ from curation.labelstudio.guide import same_html
 from curation.tasks.reasons import Reason
 
 
+class KeptProject(NamedTuple):
+    """A project as `keep_project` left it: its id, and how many tasks Label Studio said it holds when it was
+    checked (0 for one made now; None for one taken on from a failed run, whose tasks were not counted)."""
+
+    project_id: int
+    task_number: int | None
+
+
 def ensure_project(client: Any, catalog: Catalog, table: str, items_table: str, key: dict[str, Any],
                    label_config: str, title: str, description: str, media_root: Path | None,
                    row: dict[str, Any], instruction: str | None = None) -> int:
+    """The id of the project `key` names in `table` (see `keep_project`)."""
+    return keep_project(client, catalog, table, items_table, key, label_config, title, description, media_root, row,
+                        instruction).project_id
+
+
+def keep_project(client: Any, catalog: Catalog, table: str, items_table: str, key: dict[str, Any],
+                 label_config: str, title: str, description: str, media_root: Path | None,
+                 row: dict[str, Any], instruction: str | None = None) -> KeptProject:
     """The project `key` names in `table` (the admin must be working in its organization).
 
     `key` holds the columns that name the project (base_url included); `row` the other columns
@@ -54,9 +70,10 @@ def ensure_project(client: Any, catalog: Catalog, table: str, items_table: str, 
         if "label_config" in changes:
             catalog.con.execute(f"UPDATE {table} SET config_sha256 = ? WHERE base_url = ? AND project_id = ?",
                                 [sha, url, known[0]])
-        return int(known[0])
+        return KeptProject(int(known[0]), current.task_number)
     listed = ls_call("the project list", lambda: list(client.projects.list(include="id,title", page_size=1000)))
     adopted = _made_by_this_catalog(client, catalog, table, title, listed)
+    held = None if adopted is not None else 0
     if adopted is None:
         shown = {"expert_instruction": instruction, "show_instruction": True} if instruction is not None else {}
         adopted = int(ls_call(f"the project {title!r}", client.projects.create, title=title, description=description,
@@ -66,7 +83,12 @@ def ensure_project(client: Any, catalog: Catalog, table: str, items_table: str, 
         ls_call("serving the normalised media", client.import_storage.local.create, project=adopted,
                 path=str(media_root.resolve()), title="normalised media", use_blob_urls=False)
     catalog.insert(table, {**key, **row, "project_id": adopted, "title": title, "config_sha256": sha})
-    return adopted
+    return KeptProject(adopted, held)
+
+
+# What `keep_project` compares and counts: asked for by name, Label Studio skips the dozen task and
+# annotation counts it otherwise computes for a project (half the time of the request).
+PROJECT_FIELDS = "id,title,label_config,description,expert_instruction,show_instruction,task_number"
 
 
 def _project_or_none(client: Any, project_id: int) -> Any:
@@ -76,7 +98,8 @@ def _project_or_none(client: Any, project_id: int) -> Any:
 
     def fetch() -> Any:
         try:
-            return client.projects.get(id=project_id)
+            return client.projects.get(id=project_id, request_options={"additional_query_parameters": {
+                "include": PROJECT_FIELDS}})
         except ApiError as exc:
             if exc.status_code == 404:
                 return None

@@ -47,6 +47,18 @@ def video_card(position: int, video: VisibleVideo, comments: list[dict[str, Any]
     """One video as the app shows it (the shared visible-metadata definition), plus its player. Without a
     caption, the text the catalog keeps about the video (a corpus's event claim) stands in, marked as such,
     so the annotator has something to write about; "no title" only when the catalog has nothing."""
+    return _positioned(position, video.video_id, _card_body(video, comments, media, media_root, claim))
+
+
+def _positioned(position: int, video_id: str, body: str) -> str:
+    return (f'<div class="ls-video" data-position="{position}" data-video-id="{html.escape(video_id)}">'
+            f'<div><span class="ls-pos">{position}</span>{body}')
+
+
+def _card_body(video: VisibleVideo, comments: list[dict[str, Any]], media: dict[str, Any] | None,
+               media_root: Path, claim: str | None) -> str:
+    """A card after its position: the same for a video wherever it stands, so a video in many feeds is
+    rendered once per export."""
     esc = html.escape
     title = esc(video.caption) if video.caption else (
         f'<span class="ls-meta">事件 / event (not shown in the app):</span> {esc(claim)}' if claim
@@ -70,8 +82,7 @@ def video_card(position: int, video: VisibleVideo, comments: list[dict[str, Any]
         + "</li>" for c in comments[:MAX_COMMENTS])
     more = len(comments) - MAX_COMMENTS
     return (
-        f'<div class="ls-video" data-position="{position}" data-video-id="{esc(video.video_id)}">'
-        f'<div><span class="ls-pos">{position}</span><b class="ls-title">{title}</b></div>'
+        f'<b class="ls-title">{title}</b></div>'
         f"{player}"
         + (f'<div class="ls-meta">{tags}</div>' if tags else "")
         + (f'<div class="ls-meta">{author}</div>' if author else "")
@@ -100,10 +111,10 @@ def render_feeds(catalog: Catalog, feeds: list[Feed], media_root: Path) -> list[
         # what the catalog knows of a video beyond its screen: a corpus's event claim (FakeSV) or keywords
         claims = {r["video_id"]: " / ".join(r["keywords"]) for r in catalog.rows(
             "SELECT video_id, keywords FROM videos SEMI JOIN wanted USING (video_id) WHERE len(keywords) > 0")}
+    bodies = {v: _card_body(visible[v], comments.get(v, []), media.get(v), media_root, claims.get(v)) for v in ids}
     out = []
     for feed in feeds:
-        cards = [video_card(i + 1, visible[v], comments.get(v, []), media.get(v), media_root, claims.get(v))
-                 for i, v in enumerate(feed.video_feed)]
+        cards = [_positioned(i + 1, v, bodies[v]) for i, v in enumerate(feed.video_feed)]
         played = any(v in media for v in feed.video_feed)
         note = "" if played else ('<div class="ls-meta">No video files for this feed yet: metadata only. '
                                   "本信息流暂无视频文件，仅显示元数据。</div>")

@@ -52,7 +52,10 @@ def label_studio(tmp_path_factory):
 def ls_client(label_studio):
     from label_studio_sdk import LabelStudio
 
-    return LabelStudio(base_url=label_studio["url"], api_key=label_studio["token"])
+    from curation.labelstudio.client import http_client
+
+    return LabelStudio(base_url=label_studio["url"], api_key=label_studio["token"],
+                       httpx_client=http_client(label_studio["url"]))
 
 
 def login(url: str, email: str, password: str):
