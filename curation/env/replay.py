@@ -65,6 +65,15 @@ REASON, CANCEL, CONFIRM = Box(34.9, 436.5, 361.9, 538.5), Box(34.9, 543, 182.5, 
 NEUTRAL = {"canvas", "time", "seek", "sidebar", "header", "list", "inputarea", "modal", "outside"}
 KEEPS_FOCUS = {"canvas", "time"}  # script.js: mousedown on the feed calls preventDefault, so focus stays put
 FOCUSABLE = {"input", "reason", "send", "cancel", "confirm"}  # mousedown focuses them (a label focuses on click)
+# Where the document's caret (its selection) goes when something is pressed, probed on the runner's page
+# (tests/fixtures/runner-episodes-random/recording/probe_caret.py): it stays in the text field that had it on a
+# press of the video, the comment list (blank or on a comment's text, tap or drag), send, or submit while the
+# report stays open; it leaves on a press of the page outside the frame, the drawer's header, the blank of the
+# input area or the modal, a category, and when the report modal closes. Other presses were never seen with a
+# caret in a field (the open drawer or modal covers them): the caret is then unknown.
+KEEPS_CARET = {"canvas", "list", "send", "confirm", "input", "reason"}
+TAKES_CARET = {"outside", "header", "inputarea", "modal", "cancel", "cat0", "cat1", "cat2", "cat3"}
+UNKNOWN = "unknown"
 # Targets inside index.html's .video-feed (the feed's scroll container): the side bar and the video's controls are in
 # its .video-item; with the drawer open, "canvas" is the strip of feed above it. The drawer and the modal are outside.
 IN_FEED = {"seek", "time", "like", "comment", "collect", "report", "sidebar", "canvas"}
@@ -123,6 +132,10 @@ class _App:
         self.focus: str | None = "body"        # None: unknown
         self.values = {"input": "", "reason": ""}
         self.caret_end = {"input": True, "reason": True}
+        # the text field holding the document's caret: where Playwright's insertText puts what its US layout
+        # has no key for (Chinese, full-width punctuation), whatever has focus; None: no field; UNKNOWN
+        self.caret: str | None = None
+        self.button_presses = 0                # presses of a focused button within one `type`
         self.category: str | None = None
         self.paused: bool | None = False
         self.seek: float | None = None
@@ -153,6 +166,8 @@ class _App:
         if not hits <= NEUTRAL:
             raise Unresolved(f"{what} at ({x:.1f}, {y:.1f}) px could be any of {', '.join(sorted(hits))}")
         self.playback_known &= not hits & {"canvas", "seek"}
+        for t in hits:
+            self.move_caret(t)
         keeps = hits & KEEPS_FOCUS
         self.focus = "body" if not keeps else (self.focus if keeps == hits else None)
         return None
@@ -162,7 +177,17 @@ class _App:
             raise Unresolved(f"which video is on screen is unknown ({self.lost})")
         return self.current
 
+    def move_caret(self, t: str) -> None:
+        """What a press of `t` does to the caret (see KEEPS_CARET)."""
+        if t in ("input", "reason"):
+            self.caret = t
+        elif t in TAKES_CARET:
+            self.caret = None
+        elif t not in KEEPS_CARET and self.caret is not None:
+            self.caret = UNKNOWN
+
     def press(self, t: str) -> None:
+        self.move_caret(t)
         if t in FOCUSABLE:
             if t in self.values:  # a click in non-empty text puts the caret where it lands
                 self.caret_end[t] = not self.values[t]
@@ -197,6 +222,7 @@ class _App:
             return f"category {self.category}"
         if t == "cancel":
             self.panel, self.focus = None, "body"
+            self.caret = None if self.caret in ("reason", None) else UNKNOWN  # the hidden reason loses it
             return "report cancelled"
         if t == "confirm":
             if self.category is None:
@@ -205,6 +231,7 @@ class _App:
             self.videos[self.target]["reports"].append({"category": self.category, "reason": self.values["reason"],
                                                         "timestamp": None})
             self.panel, self.focus = None, "body"
+            self.caret = None if self.caret in ("reason", None) else UNKNOWN
             return f"report {self.category} submitted on video {self.target}"
         if t == "canvas":
             if self.paused is not None:
@@ -283,22 +310,44 @@ class _App:
         return f"feed drag of {moved:.1f} px, under the {SNAP:.0f} px threshold: stays on video {self.current}"
 
     def type(self, text: str) -> str:
+        """env.py type_text: Playwright's keyboard.type, then Enter. A character its US layout has a key for is a
+        key press on whatever has focus; any other (Chinese, full-width punctuation) is an insertText, which
+        Chromium puts in the text field holding the caret, focusing it (probe_caret.py): so after a swipe off
+        send, Chinese text goes into the comment input and the Enter after it stays there, nothing is sent."""
+        if "\t" in text:  # keyboard.type sends Tab as a key: focus moves along the page's tab order
+            raise Unresolved("type with a Tab, which moves the focus")
+        self.button_presses = 0
+        return "; ".join(self.keys(run) if keyed else self.insert(run) for run, keyed in _runs(text + "\n"))
+
+    def insert(self, text: str) -> str:
+        c = self.caret
+        if c == UNKNOWN:
+            raise Unresolved(f"text {text!r} goes to the field holding the caret, which is unknown after a press "
+                             "never probed with a caret in a field")
+        if c is None:
+            return f"{text!r} inserted with no text field holding the caret: nothing"
+        if not self.caret_end[c] and self.values[c]:
+            raise Unresolved(f"text inserted into {c} whose caret was put inside its text by a click")
+        self.values[c] += text
+        self.focus = c
+        return f"{text!r} inserted at the caret: {c} now {self.values[c]!r}, focused"
+
+    def keys(self, text: str) -> str:
         f = self.focus
         if f is None:
             raise Unresolved("type with focus unknown (after an ambiguous tap)")
-        if "\t" in text:  # keyboard.type sends Tab as a key: focus moves along the page's tab order
-            raise Unresolved("type with a Tab, which moves the focus")
         if f in self.values:
             if not self.caret_end[f] and self.values[f]:
                 raise Unresolved(f"type into {f} whose caret was put inside its text by a click")
-            # env.py type_text presses Enter after the text: a newline in the textarea, nothing in the input
-            self.values[f] += text.replace("\n", "") if f == "input" else text + "\n"
+            # Enter is a newline in the textarea, nothing in the input
+            self.values[f] += text.replace("\n", "") if f == "input" else text
             return f"typed into {f}: now {self.values[f]!r}"
         if f in ("send", "cancel", "confirm"):  # Enter (and each space) on a focused button clicks it
-            presses = 1 + text.count(" ")
-            if presses > 1 and (f == "send" and self.values["input"] or f == "confirm" and self.category):
-                raise Unresolved(f"{presses} presses of {f} while its first request is in flight")
-            return "; ".join(self.click(f) for _ in range(presses))
+            presses = text.count(" ") + text.count("\n")
+            self.button_presses += presses
+            if self.button_presses > 1 and (f == "send" and self.values["input"] or f == "confirm" and self.category):
+                raise Unresolved(f"{self.button_presses} presses of {f} while its first request is in flight")
+            return "; ".join(self.click(f) for _ in range(presses)) or f"keys on {f}: nothing"
         if " " in text and f == "body":
             # probed on the runner's page (Playwright 1.58, Debian chromium): with nothing focused, spaces scroll the
             # feed when the last press was in it (a tap on the video, a side-bar control, a swipe), by one video or
@@ -312,6 +361,20 @@ class _App:
                 return "typed with nothing focused: the spaces scroll the feed by an unknown number of videos"
             return "typed with nothing focused and no scroller under the last press: nothing"
         return f"typed with {f} focused: nothing"
+
+
+def _runs(text: str) -> list[tuple[str, bool]]:
+    """`text` cut where Playwright switches between key presses (printable ASCII and Enter: its US layout) and
+    insertText (anything else); (run, keyed)."""
+    runs: list[tuple[str, bool]] = []
+    for ch in text:
+        keyed = " " <= ch <= "~" or ch in "\n\r"
+        ch = "\n" if ch == "\r" else ch
+        if runs and runs[-1][1] == keyed:
+            runs[-1] = (runs[-1][0] + ch, keyed)
+        else:
+            runs.append((ch, keyed))
+    return runs
 
 
 def watch_seconds(seconds: float, fps: float) -> float:

@@ -282,3 +282,58 @@ def test_the_drawers_close_icon_exists_only_when_the_icons_load(icons, liked):
         assert rebuilt.state is None and "close" in str(rebuilt.unknown_reason)
     else:
         assert rebuilt.state is not None and rebuilt.state[0]["is_liked"] is liked
+
+
+# Rows of recording/probe_caret.py's output (tests/fixtures/runner-episodes-random/README.md), run on the runner's
+# page: what happens to text typed after each setup, then the Enter env.py presses. Each row: the setup's calls,
+# the text, then the comment input, the report reason, and (comments posted on video 0, reports) afterwards.
+_C, _I, _S, _R = ("click", 883, 691), ("click", 432, 903), ("click", 887, 903), ("click", 883, 858)
+_REASON, _CAT1, _CANCEL, _SUBMIT = ("click", 500, 600), ("click", 240, 414), ("click", 288, 693), ("click", 709, 693)
+_OFF_SEND, _OFF_SUBMIT = ("swipe", 887, 903, 887, 700), ("swipe", 709, 693, 709, 400)
+CARET_PROBE = [
+    ([_C, _I], "x好 y", "x好 y", "", (0, 0)),
+    ([_C, _I, ("type", "ab"), _OFF_SEND], "好", "ab好", "", (0, 0)),
+    ([_C, _I, ("type", "ab"), _OFF_SEND], "x好 y", "ab好 y", "", (0, 0)),
+    ([_C, _I, ("type", "ab"), _OFF_SEND], "abc", "", "", (1, 0)),
+    ([_C, _I, ("type", "ab"), ("click", 500, 700)], "好", "ab好", "", (0, 0)),      # the blank of the list
+    ([_C, _I, ("type", "ab"), ("click", 200, 370)], "x好 y", "ab好 y", "", (0, 0)),  # a comment's text
+    ([_C, _I, ("type", "ab"), ("click", 500, 150)], "x好 y", "abx好 y", "", (0, 0)),  # the video above
+    ([_C, _I, ("type", "ab"), ("swipe", 500, 700, 500, 400)], "好", "ab好", "", (0, 0)),  # a drag in the list
+    ([_C, _I, ("type", "ab"), ("click", 50, 10)], "好", "ab", "", (0, 0)),          # outside the frame
+    ([_C, _I, ("type", "ab"), ("click", 500, 300)], "好", "ab", "", (0, 0)),        # the drawer's header
+    ([_C, _I, ("type", "ab"), ("click", 500, 955)], "好", "ab", "", (0, 0)),        # the input area's blank
+    ([_C, _I, ("type", "ab"), _S], "x好 y", "好 y", "", (1, 0)),                      # sent; the caret stays
+    ([_C], "好", "", "", (0, 0)),
+    ([("click", 883, 607)], "x好 y", "", "", (0, 0)),
+    ([_R, _REASON, ("type", "ab"), _CAT1], "好", "", "ab\n", (0, 0)),
+    ([_R, _REASON, ("type", "ab"), _OFF_SUBMIT], "x好 y", "", "ab\n好 y\n", (0, 0)),
+    ([_R, _REASON, ("type", "ab"), _OFF_SUBMIT], "abc", "", "ab\n", (0, 0)),
+    ([_R, _REASON, ("type", "ab"), _CANCEL], "好", "", "ab\n", (0, 0)),
+    ([_R, _REASON, ("type", "ab"), _CANCEL, _R], "好", "", "ab\n", (0, 0)),
+    ([_R, _CAT1, _REASON, ("type", "ab"), _SUBMIT], "好", "", "ab\n", (0, 1)),
+    ([_R, _REASON, ("type", "ab"), ("click", 500, 300)], "好", "", "ab\n", (0, 0)),  # the modal's blank
+    ([_R, _REASON, ("type", "ab"), _SUBMIT], "x好 y", "", "ab\n好 y\n", (0, 0)),     # no category: the alert
+]
+
+
+@pytest.mark.parametrize(("setup", "text", "comment_input", "reason", "sent"), CARET_PROBE)
+def test_typed_text_goes_where_the_probe_saw_it_go(setup, text, comment_input, reason, sent):
+    from curation.env.episodes import ToolCall
+    from curation.env.replay import _App
+
+    app = _App(3, None, False)
+    for step in [*setup, ("type", text)]:
+        if step[0] == "type":
+            app.type(step[1])
+        elif step[0] == "click":
+            app.tap(step[1] / 1000 * 375, step[2] / 1000 * 812)
+        else:
+            app.swipe(*(v / 1000 * (375 if k % 2 == 0 else 812) for k, v in enumerate(step[1:])))
+    assert (app.values["input"], app.values["reason"]) == (comment_input, reason)
+    assert (len(app.videos[0]["comments"]), sum(len(v["reports"]) for v in app.videos)) == sent
+    calls = [ToolCall(s[0], {"text": s[1]} if s[0] == "type" else dict(zip(
+        ("x", "y") if s[0] == "click" else ("x1", "y1", "x2", "y2"), s[1:], strict=True)), turn=n)
+        for n, s in enumerate([*setup, ("type", text)])]
+    rebuilt = rebuild_state(calls, 3, icons=False)
+    assert rebuilt.state is not None, rebuilt.unknown_reason
+    assert [len(v["comments"]) for v in rebuilt.state][0] == sent[0]

@@ -267,12 +267,14 @@ SHARED_2 = ROOT.parent / "shared" / "runner-episodes-2" / "Scripted"
 
 
 @requires_v1
-def test_the_runners_result_stands_where_the_replay_contradicts_it(catalog, tmp_path):
-    """The two episodes of runner-episodes-2, recorded with the public runner: text typed where focus was not
-    (see their README), so no comment and no report was sent and the runner gave 0.0. Rebuilt from the log
-    alone (no state.json), the replay believes the Enter pressed send and submit; the runner's result, from
-    the real end state by the same rule, stands, and the episode is listed with what the replay claimed.
-    The reward data follows the same grade: no episode of these is a correct one."""
+def test_text_typed_where_focus_is_not_goes_to_the_caret_and_sends_nothing(catalog, tmp_path):
+    """The two episodes of runner-episodes-2, recorded with the public runner: Chinese text typed after a swipe off
+    send / submit (see their README). Playwright inserts it at the caret, in the text field, so the Enter after it
+    stays there: no comment, no report, and the runner gave 0.0. Rebuilt from the log alone, the replay now holds
+    the same field texts as the app did at the end, and agrees with the runner; no reward record is a positive."""
+    from curation.env.episodes import read_episode
+    from curation.env.replay import rebuild_state
+
     record_release(catalog, V1, "1.0.0")
     logs = episodes_copy(tmp_path / "logs", roots=(SHARED_2,))
     result = grade_logs(catalog, [("Scripted", logs)], "1.0.0", tmp_path / "out", include_defective=True)
@@ -281,15 +283,56 @@ def test_the_runners_result_stands_where_the_replay_contradicts_it(catalog, tmp_
     assert logged == {"gui_comment_11": 0.0, "gui_report_17": 0.0}
     rows = {r["task_id"]: r for r in result.rows}
     assert {t: r["sr"] for t, r in rows.items()} == logged
-    assert {t: (r["sr_from"], r["public_sr"]) for t, r in rows.items()} == {t: ("result", 1.0) for t in logged}
-    assert all(r["replay_disagreement"] == "the runner failed it; every check held in the replay"
-               for r in rows.values())
-    assert sorted(result.summary["replay_disagreements"]) == [
-        f"Scripted/{t}: the runner failed it; every check held in the replay" for t in sorted(logged)]
-    stored = dict(catalog.con.execute("SELECT task_id, replay_disagreement FROM episode_grades").fetchall())
-    assert set(stored) == set(logged) and all(stored.values())
+    assert not any(r["replay_disagreement"] for r in rows.values()) and not result.summary["replay_disagreements"]
+    # the report task is decided by the replay itself; the comment task's text check could be met by one of
+    # video 0's own comments, which the log does not show, so the runner's result decides it
+    assert rows["gui_report_17"]["sr_from"] == "replay" and rows["gui_comment_11"]["sr_from"] == "result"
+    # the field texts the README gives for the app's end state, and nothing posted or reported
+    comment = rebuild_state(read_episode(logs / "gui_action" / "gui_comment_11" / "log.json").calls, 3)
+    report = rebuild_state(read_episode(logs / "gui_action" / "gui_report_17" / "log.json").calls, 3)
+    assert comment.notes[-2].endswith("typed into input: now '很有启发，赞一个。好'")
+    assert report.notes[-2].endswith("typed into reason: now '它引起了我的不适\\n好\\n'")
+    for rebuilt, folder in ((comment, "gui_comment_11"), (report, "gui_report_17")):
+        truth = json.loads((SHARED_2 / "gui_action" / folder / "state.json").read_text(encoding="utf-8"))
+        assert [v["reports"] for v in rebuilt.state] == [v["reports"] for v in truth] == [[], [], []]
+        assert [c["text"] for c in rebuilt.state[0]["comments"]] == []  # the agent posted nothing
     rewards = build_rewards(catalog, [("Scripted", logs)], "1.0.0", tmp_path / "rewards", load_config().media)
     assert rewards.counts.get("L1 positive", 0) == 0 and rewards.counts["L1 negative"] == 2, rewards.counts
+
+
+def test_the_runners_result_stands_where_the_replay_contradicts_it(catalog, tmp_path):
+    """A replay that, by the runner's own rule, contradicts the runner's logged result is wrong about what happened
+    (the runner graded the app's real end state by that rule): the logged result stands, the episode is listed with
+    the check that differed, and its reward label follows. Planted both ways on episodes of runner-episodes-more:
+    gui_like_13 logged as failed (the replay holds its like), moderation_15 logged as passed without its submit."""
+    record_release(catalog, runner_dir(tmp_path / "v1", roots=(EPISODES, MORE)))
+    before = build_rewards(catalog, [("Scripted", episodes_copy(tmp_path / "asis", roots=(MORE,)))], "1.0.0",
+                           tmp_path / "rewards-asis", load_config().media).counts
+    logs = episodes_copy(tmp_path / "logs", roots=(MORE,))
+    like = logs / "gui_action" / "gui_like_13" / "log.json"
+    data = json.loads(like.read_text(encoding="utf-8"))
+    like.write_text(json.dumps({**data, "result": 0.0}, ensure_ascii=False), encoding="utf-8")
+    moderation = logs / "close_end_application" / "moderation_15" / "log.json"
+    data = json.loads(moderation.read_text(encoding="utf-8"))
+    submit = {c["id"] for m in data["history"] if m.get("role") == "assistant" for c in m.get("tool_calls") or []
+              if json.loads(c["function"]["arguments"]) == {"x": 709, "y": 693}}
+    assert len(submit) == 1
+    data["history"] = [m for m in data["history"] if not (
+        m.get("tool_call_id") in submit or any(c["id"] in submit for c in m.get("tool_calls") or []))]
+    moderation.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    result = grade_logs(catalog, [("Scripted", logs)], "1.0.0", tmp_path / "out")
+    rows = {r["task_id"]: r for r in result.rows}
+    assert (rows["gui_like_13"]["sr"], rows["gui_like_13"]["sr_from"], rows["gui_like_13"]["public_sr"]) == \
+        (0.0, "result", 1.0)
+    assert rows["gui_like_13"]["replay_disagreement"] == "the runner failed it; every check held in the replay"
+    assert (rows["moderation_15"]["sr"], rows["moderation_15"]["sr_from"], rows["moderation_15"]["public_sr"]) == \
+        (1.0, "result", 0.0)
+    assert rows["moderation_15"]["replay_disagreement"].startswith("the runner passed it; the replay found ")
+    assert sorted(t for t, r in rows.items() if r["replay_disagreement"]) == ["gui_like_13", "moderation_15"]
+    after = build_rewards(catalog, [("Scripted", logs)], "1.0.0", tmp_path / "rewards", load_config().media).counts
+    # the like turns from a positive into a negative; the report stays a positive, as the runner logged it
+    assert (after["L1 positive"], after["L1 negative"]) == (before["L1 positive"] - 1, before["L1 negative"] + 1)
+    assert after["L3 positive"] == before["L3 positive"] and after.get("L3 negative", 0) == before.get("L3 negative", 0)
 
 
 def test_an_episode_that_ended_without_finish_is_flagged(catalog, tmp_path):
