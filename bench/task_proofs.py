@@ -5,8 +5,11 @@
 Do-nothing: an agent that only calls `finish` must not pass the task (curation/tasks/idle.py, the rule
 `passes-without-acting`). "passed" = the proof holds (doing nothing fails the task), "failed" = doing nothing
 passes it, "undecided" = the facts at hand cannot tell (a comment text on a video whose starting comments the
-catalog lacks, a playback target on a video of unknown length). With `--catalog`, video lengths and starting
-comments come from the catalog; without, only what the runner files themselves say.
+catalog lacks, a playback target on a video of unknown length).
+Perfect agent: the plan the checks ask for, played in the replay, must pass the task (curation/tasks/perfect.py,
+the rule `unsatisfiable`); "undecided" when no plan is made or the replay cannot read a check.
+With `--catalog`, video lengths and starting comments come from the catalog; without, only what the runner files
+themselves say. Every task that fails a proof or leaves it undecided is listed with the reason.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 from curation.core.catalog import Catalog  # noqa: E402
 from curation.corpus.playable import rule_context  # noqa: E402
 from curation.tasks.idle import IdleFacts, passes_idle, undecided  # noqa: E402
+from curation.tasks.perfect import prove_perfect  # noqa: E402
 from curation.tasks.record import from_runner  # noqa: E402
 from curation.tasks.runner_format import RUNNER_FILES  # noqa: E402
 
@@ -38,7 +42,7 @@ def main() -> None:
             ctx = rule_context(cat)
         facts = IdleFacts(ctx.durations, ctx.starting_comments)
     counts: dict[str, Counter[str]] = defaultdict(Counter)
-    failed: list[str] = []
+    listed: list[str] = []
     for name in RUNNER_FILES.values():
         path = args.folder / name
         if not path.exists():
@@ -48,19 +52,24 @@ def main() -> None:
             if task.eval_type != "platform":
                 continue
             held = passes_idle(task.eval_config, task.video_feed, facts)
-            verdict = "failed" if held else "undecided" if undecided(task.eval_config, task.video_feed, facts) \
+            idle = "failed" if held else "undecided" if undecided(task.eval_config, task.video_feed, facts) \
                 else "passed"
-            counts[task.subcategory or "?"][verdict] += 1
+            perfect = prove_perfect(task.eval_config, task.video_feed, facts)
+            best = {True: "passed", False: "failed", None: "undecided"}[perfect.passed]
+            counts[task.subcategory or "?"].update([f"idle {idle}", f"perfect {best}"])
             if held:
-                failed.append(f"{task.task_id}: {'; '.join(held[1])} hold {held[0]:g} s after the app starts")
-    print(f"{'sub-category':<22} {'do-nothing: passed':>18} {'failed':>7} {'undecided':>10}")
-    for sub, c in sorted(counts.items()):
-        print(f"{sub:<22} {c['passed']:>18} {c['failed']:>7} {c['undecided']:>10}")
+                listed.append(f"do-nothing failed   {task.task_id}: {'; '.join(held[1])} hold {held[0]:g} s after "
+                              "the app starts")
+            if perfect.passed is not True:
+                listed.append(f"perfect {best:<11} {task.task_id}: {perfect.reason}")
+    print(f"{'':<22} {'do-nothing agent':^28} {'perfect agent':^28}")
+    print(f"{'sub-category':<22}" + f" {'passed':>8} {'failed':>8} {'undecided':>10}" * 2)
     total = sum(counts.values(), Counter())
-    print(f"{'all platform tasks':<22} {total['passed']:>18} {total['failed']:>7} {total['undecided']:>10}")
-    for line in failed:
-        print(f"  failed: {line}")
-
+    for sub, c in [*sorted(counts.items()), ("all platform tasks", total)]:
+        print(f"{sub:<22}" + "".join(f" {c[f'{proof} passed']:>8} {c[f'{proof} failed']:>8} "
+                                     f"{c[f'{proof} undecided']:>10}" for proof in ("idle", "perfect")))
+    for line in listed:
+        print(f"  {line}")
 
 if __name__ == "__main__":
     main()

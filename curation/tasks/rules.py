@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from curation.tasks.idle import IdleFacts, passes_idle
+from curation.tasks.perfect import prove_perfect
 from curation.tasks.record import TaskRecord
 from curation.tasks.taxonomy import Taxonomy, load_taxonomy
 
@@ -72,6 +73,8 @@ RULES: dict[str, Rule] = {r.code: r for r in (
     Rule("near-duplicate-task", WARNING, "no two tasks share feed and instruction"),
     Rule("passes-without-acting", ERROR, "a platform task is not passed by an agent that does nothing (its checks "
          "do not already hold on the state the runner's app starts in)"),
+    Rule("unsatisfiable", ERROR, "a platform task is passed by a perfect agent: the plan its checks ask for, played "
+         "in the replay of the runner's app, meets every check"),
 )}
 
 ARGS = {
@@ -278,6 +281,18 @@ def _check_idle(task: TaskRecord, ctx: RuleContext) -> Iterable[Defect]:
                      "FakeSV videos start with comments of their own; video 1 on screen and playing)")
 
 
+def _check_perfect(task: TaskRecord, ctx: RuleContext) -> Iterable[Defect]:
+    verdict = prove_perfect(task.eval_config, task.video_feed, IdleFacts(ctx.durations, ctx.starting_comments))
+    if verdict.passed is False:
+        yield Defect(task.task_id, "unsatisfiable", f"a perfect agent cannot pass it: {verdict.reason} (the plan: "
+                     f"{plan_line(verdict.turns)})")
+
+
+def plan_line(turns: list[list[tuple[str, dict[str, Any]]]]) -> str:
+    return ", ".join(f"{name}({', '.join(f'{v}' for v in args.values())})" for turn in turns for name, args in turn
+                     if name != "wait")
+
+
 def end_state_errors(checks: list[dict[str, Any]], feed_len: int, ctx: RuleContext | None = None) -> list[str]:
     """What the rules find wrong in end-state checks alone, on a feed of `feed_len` videos: for a
     reviewer's own end state, which is compared with the author's, never stored as a task."""
@@ -312,6 +327,7 @@ def check_task(task: TaskRecord, ctx: RuleContext | None = None) -> list[Defect]
         out.extend(_check_platform(task, ctx))
         if not any(d.severity == ERROR for d in out):  # checks that read right: does doing nothing pass them?
             out.extend(_check_idle(task, ctx))
+            out.extend(_check_perfect(task, ctx))
     elif sub is not None or task.eval_type is not None:
         out.append(Defect(tid, "eval-type-unknown",
                           f"eval_type {_show(task.eval_type)}: the runner grades 'label' or 'platform'"))

@@ -1,0 +1,190 @@
+"""What a perfect agent plays for a platform task, and whether it then passes.
+
+From the task's checks alone (its ground truth) the plan goes to each target video in turn and does what the
+checks ask: like, collect, report with the category and reason given, comment with the text given, pause and seek
+to a playback target, and ends on the video a current-video check names. The plan is replayed with the same
+replay that grades episodes (`curation.env.replay`, the page as the runner drives it, its icons not loaded as in
+every recorded run) and graded with the runner's own rule. A task the plan cannot pass is `unsatisfiable`; one the
+replay cannot decide, or no plan reaches (comments on two videos: the open drawer cannot be closed without the
+page's icons), is listed as undecided, never passed silently.
+
+Coordinates are the runner's 0–1000 units (see the fixtures' READMEs: like (883, 607), comment (883, 691),
+collect (883, 775), report (883, 858), the comment input (432, 903), send (887, 903), a category (240, 372 + 42.5k
+roughly), the reason (500, 600), submit (709, 693), a swipe up (500, 750) -> (500, 250)).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from curation.env.episodes import ToolCall
+from curation.env.replay import CATEGORIES, PROGRESS, VIEW_W, rebuild_state
+from curation.grade.metrics import atoms
+from curation.tasks.idle import PLAYBACK_TOLERANCE, STARTS_WITH_COMMENTS, IdleFacts, describe
+
+Call = tuple[str, dict[str, Any]]
+LIKE, COMMENT, COLLECT, REPORT = ((883, y) for y in (607, 691, 775, 858))
+INPUT, SEND, REASON, SUBMIT, VIDEO = (432, 903), (887, 903), (500, 600), (709, 693), (500, 400)
+CATEGORY_Y = (372, 414, 457, 501)  # the four report categories, top to bottom
+UP, DOWN = ("swipe", {"x1": 500, "y1": 750, "x2": 500, "y2": 250}), ("swipe", {"x1": 500, "y1": 250, "x2": 500,
+                                                                                "y2": 750})
+# With the comment drawer open only the strip of video above it answers a drag; dragged past the frame's edge
+# it still moves one video (the drag is followed on the window, the snap is one video whatever the distance).
+STRIP_UP = ("swipe", {"x1": 500, "y1": 260, "x2": 500, "y2": 0})
+STRIP_DOWN = ("swipe", {"x1": 500, "y1": 45, "x2": 500, "y2": 990})
+WAIT = ("wait", {"seconds": 1})
+SEEK_Y = 925  # the progress bar's middle
+
+
+def tap(point: tuple[int, int]) -> Call:
+    return "click", {"x": point[0], "y": point[1]}
+
+
+@dataclass
+class PerfectVerdict:
+    passed: bool | None                   # None: undecided
+    reason: str                           # what failed, or why it is undecided, or "" when passed
+    turns: list[list[Call]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # the replay's line per call
+
+
+def _ids(value: Any) -> list[int]:
+    return [value] if isinstance(value, int) else list(value or [])
+
+
+def seek_x(fraction: float) -> int:
+    """The progress bar's x (0–1000) for a fraction of the video, kept 3 px inside its ends (its edges are
+    ambiguous in the replay); 3 px is under 1% of the bar, well inside the runner's 5% tolerance."""
+    px = PROGRESS.x0 + 3 + min(1.0, max(0.0, fraction)) * (PROGRESS.x1 - PROGRESS.x0 - 6)
+    return round(px / VIEW_W * 1000)
+
+
+def perfect_plan(checks: list[dict[str, Any]], durations: list[float | None]) -> tuple[list[list[Call]], str | None]:
+    """The turns a perfect agent plays (one call per turn, a swipe with its wait), or a reason none is made."""
+    acts: dict[int, list[list[Call]]] = {}
+    comments: dict[int, str] = {}
+    final: int | None = None
+    playback: tuple[int, float] | None = None
+    for check in checks:
+        func, args = check.get("func"), check.get("args") or {}
+        targets = _ids(args.get("video_ids", args.get("video_id")))
+        for i in targets:
+            if func in ("eval_like", "eval_collect"):
+                acts.setdefault(i, []).append([tap(LIKE if func == "eval_like" else COLLECT)])
+            elif func == "eval_report":
+                category = args.get("expected_cat") or CATEGORIES[0]
+                if category not in CATEGORIES:
+                    return [], f"report category {category!r} is not one the app offers"
+                flow = [[tap(REPORT)], [tap((240, CATEGORY_Y[CATEGORIES.index(category)]))]]
+                if args.get("expected_reason"):
+                    flow += [[tap(REASON)], [("type", {"text": str(args["expected_reason"]).strip()})]]
+                acts.setdefault(i, []).extend([*flow, [tap(SUBMIT)]])
+            elif func == "eval_comment":
+                if i in comments or comments:
+                    return [], "comments on two videos: the drawer cannot be closed without the page's icons"
+                comments[i] = str(args["comment"]) if args.get("comment") is not None else "好"
+            elif func == "eval_current_video":
+                final = i
+            elif func == "eval_playback":
+                duration = durations[i] if 0 <= i < len(durations) else None
+                if args.get("target_pct") is not None:
+                    playback = (i, float(args["target_pct"]))
+                elif duration:
+                    playback = (i, float(args["target_sec"]) / duration)
+                else:
+                    return [], f"a playback target in seconds on video {i}, whose length is unknown"
+            else:
+                return [], f"no plan for {describe(check)}"
+    if playback and comments:
+        return [], "a playback target and a comment: the open drawer covers the progress bar"
+    if playback:
+        if final is not None and final != playback[0]:
+            return [], "the playback target and the video to end on differ"
+        final = playback[0]
+    turns: list[list[Call]] = []
+    at, drawer = 0, False
+
+    def move(to: int) -> None:
+        nonlocal at
+        step = (STRIP_UP if to > at else STRIP_DOWN) if drawer else (UP if to > at else DOWN)
+        turns.extend([step, WAIT] for _ in range(abs(to - at)))
+        at = to
+
+    for i in sorted(acts):
+        move(i)
+        turns.extend(acts[i])
+    for i, text in comments.items():
+        move(i)
+        turns.extend([[tap(COMMENT)], [tap(INPUT)], [("type", {"text": text})], [tap(SEND)]])
+        drawer = True
+    if playback:
+        move(playback[0])
+        turns.extend([[tap(VIDEO)], [("click", {"x": seek_x(playback[1]), "y": SEEK_Y})]])
+    if final is not None:
+        move(final)
+    return [*turns, [("finish", {})]], None
+
+
+def prove_perfect(checks: list[dict[str, Any]], feed: list[str], facts: IdleFacts) -> PerfectVerdict:
+    """Play the perfect plan in the replay and grade the end state with the runner's rule. `facts`: the videos'
+    lengths and starting comments as far as the catalog knows them (tasks/idle.py)."""
+    durations = [facts.durations.get(v) for v in feed]
+    turns, why_not = perfect_plan(checks, durations)
+    if why_not:
+        return PerfectVerdict(None, f"no plan: {why_not}")
+    calls = [ToolCall(name, args, turn=n) for n, turn in enumerate(turns) for name, args in turn]
+    rebuilt = rebuild_state(calls, max(len(feed), 1), icons=False)
+    if rebuilt.state is None:
+        return PerfectVerdict(None, f"the replay cannot tell: {rebuilt.unknown_reason}", turns, rebuilt.notes)
+    held = []
+    for name, ok in atoms(checks, rebuilt.state, current=rebuilt.current, replayed=True):
+        if name.startswith("eval_playback"):
+            ok = _playback_held(name, checks, rebuilt.playback, durations)
+        elif name.startswith("eval_comment") and ok is None:
+            ok = _in_starting_comments(int(name.split()[-1]), checks, feed, facts)
+        held.append((name, ok))
+    failed = [name for name, ok in held if ok is False]
+    if failed:
+        return PerfectVerdict(False, f"{', '.join(failed)} not met after the plan", turns, rebuilt.notes)
+    unknown = [name for name, ok in held if ok is None]
+    if unknown:
+        return PerfectVerdict(None, f"the replay cannot read {', '.join(unknown)}", turns, rebuilt.notes)
+    return PerfectVerdict(True, "", turns, rebuilt.notes)
+
+
+def _in_starting_comments(i: int, checks: list[dict[str, Any]], feed: list[str], facts: IdleFacts) -> bool | None:
+    """A comment check the agent's own comment did not meet: met by one the video starts with? None when the
+    catalog does not know that video's starting comments."""
+    video = feed[i] if 0 <= i < len(feed) else ""
+    texts = (facts.comments or {}).get(video)
+    if not texts:
+        if video.split("/", 1)[0] in STARTS_WITH_COMMENTS:
+            return None
+        texts = []
+    wanted = [(c.get("args") or {}).get("comment") for c in checks if c.get("func") == "eval_comment"
+              and i in _ids((c.get("args") or {}).get("video_ids", (c.get("args") or {}).get("video_id")))]
+    return all(w is None and texts or w is not None and any(str(w).strip() in t.strip() for t in texts)
+               for w in wanted)
+
+
+def _playback_held(name: str, checks: list[dict[str, Any]], playback: dict[str, Any] | None,
+                   durations: list[float | None]) -> bool | None:
+    """A playback check on the replay's end: the video paused where the seek put it (the runner's 5% of its
+    length). None when the replay does not know the playback, or the video's length is needed and unknown."""
+    check = next(c for c in checks if c.get("func") == "eval_playback" and name == f"eval_playback "
+                 f"{_ids((c.get('args') or {}).get('video_ids', (c.get('args') or {}).get('video_id')))}")
+    args = check.get("args") or {}
+    i = _ids(args.get("video_ids", args.get("video_id")))[0]
+    if not playback or playback.get("video") != i or playback.get("paused") is not True \
+            or playback.get("seek_fraction") is None:
+        return None
+    fraction = float(playback["seek_fraction"])
+    if args.get("target_pct") is not None:
+        return abs(fraction - float(args["target_pct"])) <= PLAYBACK_TOLERANCE
+    duration = durations[i] if 0 <= i < len(durations) else None
+    if not duration:
+        return None
+    return abs(fraction * duration - float(args["target_sec"])) <= duration * PLAYBACK_TOLERANCE
+
+
