@@ -29,6 +29,11 @@ SNAP = 0.3 * ITEM_H             # script.js mouseup: scrolled past 30% of client
 DRAG_GAIN = 1.2                 # script.js mousemove: scrollTop = start - (pageY - startY) * 1.2
 LEAVE = 0.2 * ITEM_H            # IntersectionObserver threshold 0.8: past 20% off screen a video is rewound
 CLICK_MAX = 5.0                 # script.js togglePlayPause: a drag of more than 5 px is not a click
+# probe_settle.py (tests/fixtures/runner-episodes-random/recording): a drag past half a video snaps at once (the
+# re-enabled scroll-snap takes the nearest point); one between 30% and 50% snaps back first and then scrolls
+# smoothly for about 0.5 s, still 51 px short 0.3 s after the mouse is released (env.py sleeps 0.3 s after a swipe,
+# then takes the screenshot): the next call may meet the feed up to that far from where it comes to rest.
+SETTLE_PX = 60.0
 STEPS = 10                      # env.py swipe: mouse.move(..., steps=10)
 CATEGORIES = ("血腥暴力", "不实信息", "虚假营销", "色情低俗")  # index.html report-cat radios, top to bottom
 
@@ -146,6 +151,8 @@ class _App:
         # content fit the 812 px viewport); True: the feed; None: unknown (an ambiguous press).
         self.space_scrolls_feed: bool | None = False
         self.lost = ""                         # why `current` became unknown
+        self.settle_next = 0.0                 # px the feed may still have to travel when the next call comes
+        self.settle = 0.0                      # ... for this call (+: the feed moves forward, content sits lower)
 
     def pressed(self, hits: set[str]) -> None:
         in_feed = {t in IN_FEED for t in hits}
@@ -153,9 +160,13 @@ class _App:
 
     def candidates(self, x: float, y: float) -> set[str]:
         hits = set()
+        # while the feed settles its content is displaced: a point at y meets what comes to rest at y - offset
+        offsets = [0.0] if not self.settle or self.panel else [self.settle * k / 30 for k in range(31)]
         for icons, wide in self.layouts:
             for grow in (-SLACK, SLACK):
-                hits.add(next((n for n, b in _targets(self.panel, icons, wide) if b.has(x, y, grow)), "outside"))
+                for off in offsets:
+                    hits.add(next((n for n, b in _targets(self.panel, icons, wide) if b.has(x, y - off, grow)),
+                                  "outside"))
         return hits
 
     def pick(self, x: float, y: float, what: str) -> str | None:
@@ -300,6 +311,8 @@ class _App:
             self.playback_known = False
         if abs(moved) > SNAP:
             self.current += 1 if moved > 0 else -1
+            if abs(moved) < ITEM_H / 2:
+                self.settle_next = SETTLE_PX if moved > 0 else -SETTLE_PX
             self.paused, self.seek, self.after = False, None, 0.0  # the observer plays the new one from 0
             return f"feed drag of {moved:.1f} px -> video {self.current}"
         if abs(moved) > LEAVE:
@@ -410,6 +423,7 @@ def rebuild_state(calls: list[ToolCall], feed_len: int, initial: list[dict[str, 
                 notes.append(f"{head}: invalid ({call.problem}), nothing done")
                 continue
             a = call.args
+            app.settle, app.settle_next = app.settle_next, 0.0
             if call.name == "click":
                 what = app.tap(a["x"] / 1000 * VIEW_W, a["y"] / 1000 * VIEW_H)
             elif call.name == "swipe":

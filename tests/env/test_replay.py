@@ -213,13 +213,30 @@ def test_the_like_edge_is_no_tap_at_all_without_icons():
     (231, None),  # 225.1 px: at the threshold, where rounding decides: the video is unknown
 ])
 def test_a_swipe_below_the_threshold_does_not_move(dy, lands):
-    calls = parse_calls([_turn("swipe", {"x1": 500, "y1": 750, "x2": 500, "y2": 750 - dy}), _turn("click", LIKE)])
+    calls = parse_calls([_turn("swipe", {"x1": 500, "y1": 750, "x2": 500, "y2": 750 - dy}),
+                         _turn("wait", {"seconds": 1}), _turn("click", LIKE)])
     rebuilt = rebuild_state(calls, 3)
     assert rebuilt.current == lands
     if lands is None:  # the like needs to know which video it hits
         assert rebuilt.state is None and "snap threshold" in str(rebuilt.unknown_reason)
     else:
         assert rebuilt.state is not None and [v["is_liked"] for v in rebuilt.state] == [i == lands for i in range(3)]
+
+
+@pytest.mark.parametrize("dy, settled", [
+    (300, False),  # 292 px dragged: under half a video, the feed snaps back and then scrolls for about 0.5 s
+    (400, True),   # 390 px: past half, it snaps to the next video at once (probe_settle.py)
+])
+def test_a_tap_right_after_a_short_swipe_meets_a_feed_still_moving(dy, settled):
+    swipe = _turn("swipe", {"x1": 500, "y1": 750, "x2": 500, "y2": 750 - dy})
+    rebuilt = rebuild_state(parse_calls([swipe, _turn("click", LIKE)]), 3)
+    if settled:
+        assert rebuilt.state is not None and [v["is_liked"] for v in rebuilt.state] == [False, True, False]
+    else:  # 0.3 s after the release the feed is still up to 51 px short: the like control may not be under the tap
+        assert rebuilt.state is None and "like" in str(rebuilt.unknown_reason)
+    # a wait in between lets it come to rest
+    waited = rebuild_state(parse_calls([swipe, _turn("wait", {"seconds": 1}), _turn("click", LIKE)]), 3)
+    assert waited.state is not None and [v["is_liked"] for v in waited.state] == [False, True, False]
 
 
 def test_swipes_stop_at_either_end_of_the_feed():
