@@ -146,12 +146,20 @@ def test_the_public_v1_release_carries_forward(tmp_path):
     with duckdb.connect(db) as con:
         task = con.execute("SELECT task_id FROM tasks WHERE eval_type = 'label' ORDER BY task_id LIMIT 1").fetchone()[0]
         con.execute("""UPDATE tasks SET eval_config = '[{"answer": "Z"}]' WHERE task_id = ?""", [task])
+        # a preference task whose two checks each forbid the other's like: no agent can pass it
+        con.execute("""UPDATE tasks SET eval_config = '[{"func": "eval_like", "args": {"video_ids": 1}},
+                       {"func": "eval_like", "args": {"video_ids": 2}}]' WHERE task_id = 'preference_1'""")
     out = curate("--catalog", db, "release", "build", "--version", "2.0.0", "--parent", "1.0.0",
                  "--out", str(tmp_path / "r"))
-    assert out.returncode == 1 and task in out.stderr
+    assert out.returncode == 1 and task in out.stderr and "preference_1" in out.stderr
+    validate = curate("--catalog", db, "qc", "validate")
+    assert validate.returncode == 1
+    assert [line.split("\t")[:3] for line in validate.stdout.splitlines() if "unsatisfiable" in line] == [
+        ["preference_1", "error", "unsatisfiable"]]
+    assert "eval_like no other not met after the plan" in validate.stdout
     out = _ok(curate("--catalog", db, "release", "build", "--version", "2.0.0", "--parent", "1.0.0",
                      "--out", str(tmp_path / "r"), "--exclude-invalid"))
-    assert "release " in out and "493 tasks" in out
+    assert "release " in out and "492 tasks" in out
 
 
 @requires_v1
