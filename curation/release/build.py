@@ -29,7 +29,7 @@ from curation.corpus.embed import cached_encoder
 from curation.corpus.playable import rule_context
 from curation.qc.funnel import compute_funnel
 from curation.release.card import data_path, render_card
-from curation.release.card_facts import card_facts
+from curation.release.card_facts import card_facts, qc_ran
 from curation.release.contents import CONFIGS, ReleaseContents, gather, released_task_rows, sha256_of, shipped_elements
 from curation.release.croissant import write_croissant
 from curation.release.health import HealthLimits, health_svg, health_table_markdown, health_violations, release_health
@@ -242,11 +242,11 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
     (partial / "health.json").write_text(json.dumps(health, ensure_ascii=False, indent=2, sort_keys=True) + "\n",
                                          encoding="utf-8")
     (partial / "health.svg").write_text(health_svg(health), encoding="utf-8")
+    # one reading of what ran for these tasks, for the card and (through the manifest) the Croissant RAI fields
+    facts = card_facts(catalog, contents.tasks, contents.videos, ratio_range=(feeds or FeedsConfig()).ratio_range)
     (partial / "README.md").write_text(render_card(settings, str(target), repo, configs, contents.tasks,
                                                    contents.videos, qc, parent, health_table_markdown(health),
-                                                   facts=card_facts(catalog, contents.tasks, contents.videos,
-                                                                    ratio_range=(feeds or FeedsConfig()).ratio_range),
-                                                   with_media=with_media), encoding="utf-8")
+                                                   facts=facts, with_media=with_media), encoding="utf-8")
     (partial / "CHANGELOG.md").write_text(changelog(str(target), parent, diff), encoding="utf-8")
     if with_media:
         _copy_media(catalog, [v["video_id"] for v in contents.videos], partial / "media")
@@ -257,7 +257,7 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
     # the package version, not the checkout's git state: the same catalog gives the same bytes anywhere
     body = {"version": str(target), "parent": parent, "toolkit_version": __version__,
             "content_sha256": content_sha, "counts": counts, "catalog_runs": contents.run_ids,
-            "qc": qc["all"], "configs": configs}
+            "qc": qc["all"], "qc_ran": qc_ran(facts), "configs": configs}
     write_manifest(partial, body)
     # Croissant reads the files' hashes from the manifest; the manifest is written again to list it
     write_croissant(partial, settings, repo=repo)

@@ -96,7 +96,8 @@ def example_row(tasks: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def qc_lines(facts: CardFacts | None, tasks: list[dict[str, Any]], total: dict[str, Any]) -> list[str]:
-    inherited = Counter(t["qc"]["inherited_from"] for t in tasks if t["qc"].get("inherited_from"))
+    inherited = facts.inherited if facts is not None else Counter(
+        t["qc"]["inherited_from"] for t in tasks if t["qc"].get("inherited_from"))
     reviewed = len(tasks) - sum(inherited.values())
     lines = ["Every shipped task passes the task rules of the toolkit that built this release (checked when it "
              "was built).", ""]

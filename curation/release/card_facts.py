@@ -108,6 +108,14 @@ def card_facts(catalog: Catalog, tasks: list[dict[str, Any]], videos: list[dict[
     return out
 
 
+def qc_ran(facts: CardFacts) -> dict[str, Any]:
+    """What ran for the shipped tasks, as the Croissant RAI fields state it: the same counts the card states, kept
+    in the manifest so that metadata written from the release folder says what the card says."""
+    return {"tasks": facts.tasks, "judged": facts.judged, "reviewed": facts.blind_reviews,
+            "decided": facts.group_decisions, "inherited": dict(sorted(facts.inherited.items())),
+            "inspectors": sorted(facts.inspectors)}
+
+
 def played_ratio(task: dict[str, Any]) -> float | None | str:
     """Distractors per anchor video in the feed the task is played on; "as built" when its edits changed nothing
     of the base feed's videos, None when no anchor video is left."""

@@ -114,16 +114,6 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def _qc_ran(tasks: list[dict[str, Any]]) -> dict[str, Any]:
-    """What ran for the tasks of this release, from their own records (the `qc` column): nothing is said about a
-    stage that did not run for a task."""
-    qc = [t["qc"] or {} for t in tasks]
-    return {"judged": sum(1 for q in qc if q.get("shortcut_verdict")),
-            "reviewed": sum(1 for q in qc if q.get("review_outcome")),
-            "decided": sum(1 for q in qc if q.get("decision")),
-            "inherited": Counter(q["inherited_from"] for q in qc if q.get("inherited_from"))}
-
-
 def _protocol(n: int, ran: dict[str, Any]) -> str:
     here = n - sum(ran["inherited"].values())
     steps = [f"every task passed the task rules at the release gate ({_plural(n, 'task')})"]
@@ -142,16 +132,18 @@ def _protocol(n: int, ran: dict[str, Any]) -> str:
     return text
 
 
-def rai_fields(tasks: list[dict[str, Any]], videos: list[dict[str, Any]], qc: dict[str, Any]) -> dict[str, Any]:
-    """The RAI texts: each claim about how the tasks were made and checked is computed from the tasks' own QC
-    records (`_qc_ran`); fixed statements only where they hold for any release."""
+def rai_fields(tasks: list[dict[str, Any]], videos: list[dict[str, Any]], qc: dict[str, Any],
+               ran: dict[str, Any]) -> dict[str, Any]:
+    """The RAI texts: each claim about how the tasks were made and checked is rendered from `ran`, what ran for
+    them as the card states it (`card_facts.qc_ran`, kept in the manifest); fixed statements only where they hold
+    for any release."""
     tiers = Counter(t["tier"] for t in tasks)
     per_tier = ", ".join(f"{tier} {n}" for tier, n in sorted(tiers.items()))
     kinds = Counter(t["eval_type"] for t in tasks)
     sources = Counter(v["source"] for v in videos)
     synthetic = sources.get("Synthetic", 0)
     missing = sum(1 for v in videos if v["metadata_missing"])
-    ran = _qc_ran(tasks)
+    ran = {**ran, "inherited": Counter(ran["inherited"])}
     inherited = sum(ran["inherited"].values())
     here = [t for t in tasks if not (t["qc"] or {}).get("inherited_from")]
     authors = len({t["author_id"] for t in here if t["author_id"]})
@@ -272,7 +264,7 @@ def croissant_metadata(folder: Path, settings: ReleaseConfig, *, repo: str | Non
         "keywords": list(settings.tags),
         "citeAs": settings.citation.strip() or PAPER_BIBTEX,
         "distribution": distribution, "recordSet": record_sets,
-        **rai_fields(tasks, videos, manifest.get("qc", {})),
+        **rai_fields(tasks, videos, manifest.get("qc", {}), manifest["qc_ran"]),
     }
     if date_published:
         body["datePublished"] = date_published

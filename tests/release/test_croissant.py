@@ -179,3 +179,11 @@ def test_rai_claims_for_a_mix_of_inherited_and_written_here(clustered_catalog, t
     assert f"{len(shipped) - inherited} tasks were written here" in rai["rai:dataCollection"]
     assert f"{inherited} tasks: as the release they were inherited from made them" in rai["rai:annotationsPerItem"]
     assert rai["rai:dataAnnotationPlatform"] == ["Label Studio"]
+    # the card and Croissant state one reading of what ran (card_facts.qc_ran, kept in the manifest)
+    ran = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["qc_ran"]
+    assert (ran["tasks"], ran["reviewed"], ran["inherited"]) == (
+        len(shipped), reviewed, {"inherited from v0.9.0: the team's earlier tasks": inherited})
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    assert f"{inherited} tasks were inherited and kept as published" in card
+    if "went through this team's QC review" in card:
+        assert f": {ran['reviewed']} with a blind review by a second annotator" in card
