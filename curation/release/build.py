@@ -32,7 +32,14 @@ from curation.release.card import data_path, render_card
 from curation.release.card_facts import card_facts, qc_ran
 from curation.release.contents import CONFIGS, ReleaseContents, gather, released_task_rows, sha256_of, shipped_elements
 from curation.release.croissant import write_croissant
-from curation.release.health import HealthLimits, health_svg, health_table_markdown, health_violations, release_health
+from curation.release.health import (
+    HealthLimits,
+    has_baseline,
+    health_svg,
+    health_table_markdown,
+    health_violations,
+    release_health,
+)
 from curation.release.manifest import manifest_sha256, read_manifest, write_manifest
 from curation.release.report import release_report
 from curation.release.semver import Version, check_bump
@@ -246,7 +253,8 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
     facts = card_facts(catalog, contents.tasks, contents.videos, ratio_range=(feeds or FeedsConfig()).ratio_range)
     (partial / "README.md").write_text(render_card(settings, str(target), repo, configs, contents.tasks,
                                                    contents.videos, qc, parent, health_table_markdown(health),
-                                                   facts=facts, with_media=with_media), encoding="utf-8")
+                                                   facts=facts, with_media=with_media,
+                                                   baseline=has_baseline(health)), encoding="utf-8")
     (partial / "CHANGELOG.md").write_text(changelog(str(target), parent, diff), encoding="utf-8")
     if with_media:
         _copy_media(catalog, [v["video_id"] for v in contents.videos], partial / "media")
@@ -257,7 +265,10 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
     # the package version, not the checkout's git state: the same catalog gives the same bytes anywhere
     body = {"version": str(target), "parent": parent, "toolkit_version": __version__,
             "content_sha256": content_sha, "counts": counts, "catalog_runs": contents.run_ids,
-            "qc": qc["all"], "qc_ran": qc_ran(facts), "configs": configs}
+            "qc": qc["all"], "qc_ran": qc_ran(facts), "configs": configs,
+            # what the team stated when it was built (publish refuses a release that lacks one)
+            "stated": {"annotations_license": settings.annotations_license.strip() or None,
+                       "contact": settings.contact.strip() or None, "repo": repo}}
     write_manifest(partial, body)
     # Croissant reads the files' hashes from the manifest; the manifest is written again to list it
     write_croissant(partial, settings, repo=repo)

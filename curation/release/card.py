@@ -160,12 +160,13 @@ def drift_warning(facts: CardFacts | None) -> list[str]:
 def render_card(settings: ReleaseConfig, version: str, repo: str | None, configs: list[str],
                 tasks: list[dict[str, Any]], videos: list[dict[str, Any]], qc: dict[str, Any],
                 parent: str | None, health: str | None = None, facts: CardFacts | None = None,
-                with_media: bool = False) -> str:
+                with_media: bool = False, baseline: bool = False) -> str:
+    """`health`: the health table (markdown); `baseline`: whether it has a metadata-only baseline column
+    (`health.has_baseline`), which the limitations then mention."""
     meta = yaml.safe_dump(front_matter(settings, configs, len(tasks)), sort_keys=False, allow_unicode=True)
     by_sub = Counter((t["tier"], t["subcategory"]) for t in tasks)
     by_tier = Counter(t["tier"] for t in tasks)
     sources = Counter(v["source"] for v in videos)
-    baseline = "| metadata-only |" in (health or "")  # health.health_table_markdown leaves an empty column out
     people = len({t["author_id"] for t in tasks if t["author_id"]}), len({t["reviewer_id"] for t in tasks
                                                                           if t["reviewer_id"]})
     lines = [f"---\n{meta}---", "", f"# {settings.pretty_name} v{version}", "",

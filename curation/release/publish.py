@@ -21,7 +21,7 @@ from curation.core.catalog import Catalog, now
 from curation.core.config import ReleaseConfig, secret
 from curation.core.errors import AnnotationError, InputError, StateError, UsageError
 from curation.core.stage import RunResult, StageRun, stage
-from curation.release.manifest import MANIFEST, hash_tree, verify
+from curation.release.manifest import MANIFEST, hash_tree, read_manifest, verify
 from curation.release.semver import Version
 
 
@@ -89,16 +89,14 @@ def folder_of(catalog: Catalog | None, version: Version, settings: ReleaseConfig
 
 def check_card_states(folder: Path, version: Version, repo: str) -> None:
     """A card published says what the team stated: the annotations' licence, a contact, and the repo its
-    `load_dataset` line names. A release is never rebuilt, so a card that lacks one needs a new version."""
-    from curation.release.card import CONTACT_NOT_STATED, LICENCE_NOT_STATED
-
-    card = (folder / "README.md").read_text(encoding="utf-8")
-    missing = [what for what, marker in (("the annotations' licence ([release] annotations_license)",
-                                          LICENCE_NOT_STATED), ("a contact ([release] contact)", CONTACT_NOT_STATED))
-               if marker in card]
-    if f'load_dataset("{repo}"' not in card:
-        named = card.split('load_dataset("', 1)[1].split('"', 1)[0] if 'load_dataset("' in card else ""
-        built_for = "no repo" if not named or named.startswith("./") else named
+    `load_dataset` line names, as the build recorded them in the manifest. A release is never rebuilt, so one
+    that lacks any needs a new version."""
+    stated = read_manifest(folder).get("stated") or {}
+    missing = [what for what, key in (("the annotations' licence ([release] annotations_license)",
+                                       "annotations_license"), ("a contact ([release] contact)", "contact"))
+               if not stated.get(key)]
+    if stated.get("repo") != repo:
+        built_for = stated.get("repo") or "no repo"
         missing.append(f"the repo it is published to (its card was built for {built_for}: `release build --repo "
                        f"{repo}`)")
     if missing:
