@@ -43,6 +43,10 @@ PIPELINE = ("ingest", "keywords", "embed", "cluster", "feeds", "feeds-edit", "fe
 
 
 def all_stages() -> list[Stage]:
-    """Every declared stage, in pipeline order (a stage missing from PIPELINE sorts last)."""
-    order = {name: i for i, name in enumerate(PIPELINE)}
-    return sorted(STAGES.values(), key=lambda s: (order.get(s.name, len(order)), s.name))
+    """Every declared stage, in pipeline order. The registry of stages is the declarations (`STAGES`); PIPELINE
+    only orders them, and a stage declared but not placed in it, or placed but never declared, is an error."""
+    unplaced, undeclared = sorted(set(STAGES) - set(PIPELINE)), sorted(set(PIPELINE) - set(STAGES))
+    if unplaced or undeclared:
+        raise RuntimeError(f"curation/pipeline.py PIPELINE and the declared stages differ: not placed {unplaced}, "
+                           f"not declared {undeclared}")
+    return [STAGES[name] for name in PIPELINE]

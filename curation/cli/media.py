@@ -29,7 +29,7 @@ def media_scan(
     from curation.media.scan import scan_media
 
     with open_catalog() as cat:
-        result = scan_media(cat, folder, source, config().media, dry_run=dry_run)
+        result = (scan_media.dry if dry_run else scan_media)(cat, folder, source, config().media)
     typer.echo(f"{result.files_seen:,} files: {len(result.matched):,} matched, "
                f"{len(result.unmatched_files):,} with no catalog video, {len(result.rejected):,} rejected; "
                f"{result.videos_without_file:,} {source} videos have no file"
@@ -62,7 +62,8 @@ def media_normalise(
     from curation.media.normalise import normalise_media
 
     with open_catalog() as cat:
-        counts = normalise_media(cat, config().media, _workers(workers), executor_config(executor), dry_run=dry_run)
+        counts = (normalise_media.dry if dry_run else normalise_media)(cat, config().media, _workers(workers),
+                                                                          executor_config(executor))
     if dry_run:
         typer.echo(f"{counts['to_do']:,} to transcode, {counts['skipped']:,} up to date, "
                    f"{counts['rejected']:,} rejected at probe (dry run)")

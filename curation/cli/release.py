@@ -101,7 +101,7 @@ def release_publish(
     from curation.release.publish import publish_release
 
     with open_catalog() as cat:
-        plan = publish_release(cat, version, repo, config().release, endpoint, dry_run=dry_run)
+        plan = (publish_release.dry if dry_run else publish_release)(cat, version, repo, config().release, endpoint)
     if dry_run:
         for name in plan.files:
             typer.echo(f"  {name}")

@@ -17,12 +17,14 @@ parameters and counts. `curate describe` prints from the same objects.
 
 from __future__ import annotations
 
+import inspect
 import json
+import re
 import traceback
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Concatenate, Generic, ParamSpec, TypeVar
 
 from curation.core.catalog import UNIQUE_KEYS, Catalog, code_version, interrupted_query, now
 from curation.core.errors import CurationError
@@ -31,9 +33,12 @@ from curation.core.keys import refuse_duplicates
 from curation.core.progress import progress
 
 T = TypeVar("T")
+P = ParamSpec("P")
+R = TypeVar("R")
+TABLE_NAME = re.compile(r"[a-z][a-z0-9_]*")
 # the start of the note a run adds to a bug that failed it: the CLI prints it instead of the traceback
 FAILED_RUN_NOTE = "its traceback is kept in the catalog"
-STAGES: dict[str, Stage] = {}
+STAGES: dict[str, Stage[..., Any]] = {}
 # the runs Ctrl-C stopped in this process, in the order they were closed (an outer run last), for the
 # command line's message
 INTERRUPTED_RUNS: list[str] = []
@@ -110,24 +115,40 @@ class RunResult:
 
 
 @dataclass(frozen=True)
-class Stage:
+class Stage(Generic[P, R]):
+    """Called as its work function is, with the catalog in place of the run: the same parameters and the same
+    return type (ParamSpec), for type checkers and for `inspect.signature`."""
+
     name: str
     command: str
     summary: str
     reads: tuple[str, ...]
     writes: tuple[str, ...]
-    work: Callable[..., Any]
+    work: Callable[Concatenate[StageRun, P], R]
     batched: bool = False  # commits its own batches (resumable); otherwise one transaction
     check: Callable[..., None] | None = None  # refuses bad arguments before any run row is written
     resources: Resources | None = None  # what one worker needs when the stage runs on an executor
+    files: tuple[str, ...] = ()  # files and folders outside the catalog: "in: ..." read, "out: ..." written
 
-    def __call__(self, catalog: Catalog | None, *args: Any, dry_run: bool = False, **kwargs: Any) -> Any:
-        """Run the stage on `catalog`. With `dry_run` (or no catalog) no run row is written
-        and the work must write nothing."""
+    def __post_init__(self) -> None:
+        work = inspect.signature(self.work)
+        catalog = inspect.Parameter("catalog", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation="Catalog | None")
+        object.__setattr__(self, "__signature__", work.replace(parameters=[catalog, *list(
+            work.parameters.values())[1:]]))
+        object.__setattr__(self, "__doc__", self.work.__doc__)
+
+    def dry(self, catalog: Catalog | None, *args: P.args, **kwargs: P.kwargs) -> R:
+        """The stage without a run: no run row is written and the work must write nothing."""
         if self.check is not None:
             self.check(*args, **kwargs)
-        if dry_run or catalog is None:
-            return self.work(StageRun(self.name, None, catalog), *args, **kwargs)
+        return self.work(StageRun(self.name, None, catalog), *args, **kwargs)
+
+    def __call__(self, catalog: Catalog | None, *args: P.args, **kwargs: P.kwargs) -> R:
+        """Run the stage on `catalog` (None: a dry run, see `dry`)."""
+        if catalog is None:
+            return self.dry(catalog, *args, **kwargs)
+        if self.check is not None:
+            self.check(*args, **kwargs)
         run = StageRun(self.name, f"{self.name}-{now():%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}", catalog)
         outer = catalog.in_transaction  # a stage called by another stage joins its transaction
         with catalog.transaction():
@@ -180,11 +201,12 @@ class Stage:
             return ", ".join(f"{t} ({counts[t]:,})" if counts and t in counts else t for t in tables) or "-"
         mode = "commits in batches (resumable)" if self.batched else "one transaction"
         workers = f"; on an executor: {self.resources.describe()}" if self.resources else ""
+        files = f"\n    files: {', '.join(self.files)}" if self.files else ""
         return (f"{self.name}: {self.command}\n    {self.summary}\n"
-                f"    reads: {show(self.reads)}\n    writes: {show(self.writes)}\n    {mode}{workers}")
+                f"    reads: {show(self.reads)}\n    writes: {show(self.writes)}{files}\n    {mode}{workers}")
 
 
-def _work_keeping_keys(stage: Stage, run: StageRun, /, *args: Any, **kwargs: Any) -> Any:
+def _work_keeping_keys(stage: Stage[..., Any], run: StageRun, /, *args: Any, **kwargs: Any) -> Any:
     """The stage's work, refused (DuplicateKeyError) when it leaves a key of `UNIQUE_KEYS` twice in a
     table it writes: checked before each commit the work makes itself (a batched stage's batches) and
     when it returns, inside the runner's transaction unless the stage is batched, so nothing commits."""
@@ -209,13 +231,20 @@ def _json(value: dict[str, Any]) -> str:
 
 def stage(name: str, *, command: str, summary: str, reads: tuple[str, ...], writes: tuple[str, ...],
           batched: bool = False, check: Callable[..., None] | None = None,
-          resources: Resources | None = None) -> Callable[[Callable[..., Any]], Stage]:
+          resources: Resources | None = None, files: tuple[str, ...] = ()
+          ) -> Callable[[Callable[Concatenate[StageRun, P], R]], Stage[P, R]]:
     """Declare `work(run, ...)` as a stage; the returned object runs it. `check(...)` gets the same
-    arguments (without the run) and raises on arguments that cannot be right."""
-    def declare(work: Callable[..., Any]) -> Stage:
+    arguments (without the run) and raises on arguments that cannot be right. `reads` and `writes` name
+    catalog tables only; files and folders go in `files` ("in: the corpus file", "out: a report")."""
+    def declare(work: Callable[Concatenate[StageRun, P], R]) -> Stage[P, R]:
         if name in STAGES:
             raise ValueError(f"stage {name!r} declared twice")
-        declared = Stage(name, command, summary, reads, writes, work, batched, check, resources)
+        prose = [t for t in (*reads, *writes) if not TABLE_NAME.fullmatch(t)]
+        if prose:
+            raise ValueError(f"stage {name!r}: reads/writes name catalog tables, not {prose} (put files in files=)")
+        if any(not f.startswith(("in: ", "out: ")) for f in files):
+            raise ValueError(f"stage {name!r}: each of files= starts with 'in: ' or 'out: '")
+        declared = Stage(name, command, summary, reads, writes, work, batched, check, resources, files)
         STAGES[name] = declared
         return declared
     return declare

@@ -221,8 +221,9 @@ def latest_cluster_run(catalog: Catalog) -> str | None:
 
 @stage("cluster", command="curate cluster [--report]",
        reads=("keyword_sets", "embeddings", "videos", "clusters", "cluster_members"),
-       writes=("clusters", "cluster_members", "report file (--report)"), summary="HDBSCAN clusters with top "
-       "keywords and medoids; a re-run with the same inputs and parameters reuses the earlier clustering")
+       writes=("clusters", "cluster_members"), summary="HDBSCAN clusters with top "
+       "keywords and medoids; a re-run with the same inputs and parameters reuses the earlier clustering",
+       files=("out: report file (--report)",))
 def cluster_videos(run: StageRun, config: ClusterConfig, model_spec: str, report: Path | None = None) -> ClusterResult:
     """Cluster (or reuse the clustering of the same inputs); with `report`, write the clusters page there."""
     result = _cluster(run, config, model_spec)

@@ -14,8 +14,8 @@ from curation.corpus.feeds_report import drift_of
 from curation.reports import write
 
 
-@stage("feeds-export", command="curate feeds export DIR", reads=("feeds",), writes=("feed files",),
-       summary="one JSON per feed (latest version) plus feeds.jsonl")
+@stage("feeds-export", command="curate feeds export DIR", reads=("feeds",), writes=(),
+       summary="one JSON per feed (latest version) plus feeds.jsonl", files=("out: feed files",))
 def export_feeds(run: StageRun, out_dir: Path) -> list[Feed]:
     """One `<feed_id>.json` per feed (latest version) plus `feeds.jsonl`, written atomically."""
     feeds = latest_feeds(run.db)

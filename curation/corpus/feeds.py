@@ -326,8 +326,8 @@ def insert_feeds(catalog: Catalog, feeds: list[Feed]) -> None:
 @stage("feeds", command="curate feeds build --n N --seed S",
        reads=("clusters", "cluster_members", "keyword_sets", "embeddings", "videos", "runs", "ls_tasks",
               "media_files", "media_outputs"),
-       writes=("feeds", "report file (--report)"), summary="anchor cluster + unrelated distractors, shuffled, "
-       "versioned")
+       writes=("feeds",), summary="anchor cluster + unrelated distractors, shuffled, "
+       "versioned", files=("out: report file (--report)",))
 def build_feed_set(run: StageRun, config: FeedsConfig, n: int, seed: int, cluster_run: str | None = None,
                    replace: bool = False, sources: dict[str, SourceConfig] | None = None,
                    report: Path | None = None) -> dict[str, Any]:

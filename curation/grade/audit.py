@@ -119,8 +119,9 @@ class AuditImport(RunResult):
 
 @stage("grade-audit-import", command="curate grade audit import", batched=True,
        reads=("qc_projects", "qc_items", "episode_grades", "audit_flags"),
-       writes=("audit_flags", "grade.html (with a report path)"),
-       summary="the auditors' flags back: per model, the share of trajectories under-, over- and both")
+       writes=("audit_flags",),
+       summary="the auditors' flags back: per model, the share of trajectories under-, over- and both",
+       files=("out: grade.html (with a report path)",))
 def import_audit(run: StageRun, release: str | None = None, report: Path | None = None) -> AuditImport:
     """The flags back; with `release`, that release's rates per model, and with `report` its grade.html again."""
     result = AuditImport(_import_flags(run))

@@ -113,9 +113,9 @@ def _check(logs: list[tuple[str, Path]], *_: Any, **__: Any) -> None:
 
 @stage("grade", command="curate grade LOGS_DIR --release vX.Y.Z [--model NAME]", batched=False, check=_check,
        reads=("releases", "release_tasks", "task_transitions", "videos", "episode_grades", "audit_flags"),
-       writes=("episode_grades", "rejects", "grade files"),
+       writes=("episode_grades", "rejects"),
        summary="the runner's episode logs graded: SR, NS, WR, progress, observation buckets, coverage; "
-       "per tier and model")
+       "per tier and model", files=("out: grade files",))
 def grade_logs(run: StageRun, logs: list[tuple[str, Path]], version: str, out: Path,
                include_defective: bool = False) -> GradeResult:
     catalog = run.db

@@ -107,9 +107,9 @@ def record(video: str, instruction: str, correct: bool, span: int | None = None)
 
 
 @stage("rewards-build", command="curate rewards build LOGS_DIR --release vX.Y.Z", batched=False,
-       reads=("releases", "release_tasks", "task_transitions", "videos"), writes=("rejects", "reward files"),
+       reads=("releases", "release_tasks", "task_transitions", "videos"), writes=("rejects",),
        summary="ExeVR-style records: each episode's 1-fps step video with its instruction and graded label, "
-       "plus derived hard negatives")
+       "plus derived hard negatives", files=("out: reward files",))
 def build_rewards(run: StageRun, logs: list[tuple[str, Path]], version: str, out: Path,
                   media: MediaConfig) -> RunResult:
     catalog = run.db

@@ -32,9 +32,9 @@ def check_arguments(adapter: str, path: Path, mapping: Path | None = None, max_f
         raise InputError(f"mapping file {mapping} does not exist")
 
 
-@stage("ingest", command="curate ingest <adapter> <path>", reads=("corpus file", "videos", "rejects"),
+@stage("ingest", command="curate ingest <adapter> <path>", reads=("videos", "rejects"),
        writes=("videos", "comments", "rejects"), summary="public corpora into the catalog, bad records rejected",
-       check=check_arguments)
+       check=check_arguments, files=("in: corpus file",))
 def ingest_corpus(run: StageRun, adapter: str, path: Path, mapping: Path | None = None,
                   max_field_bytes: int = IngestConfig().max_field_bytes, columnar: bool = True) -> IngestResult:
     # absolute: `release env-feeds` reads the records again from this file, from whatever folder it runs in

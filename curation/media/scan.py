@@ -39,9 +39,9 @@ def _normal(native_id: str) -> str:
     return html.unescape(native_id).strip()
 
 
-@stage("media-scan", command="curate media scan <dir> --source S", reads=("videos", "media folder"),
+@stage("media-scan", command="curate media scan <dir> --source S", reads=("videos",),
        writes=("media_files", "videos", "rejects"), summary="which file is which catalog video "
-       "(sets videos.media_path); files outside the root are rejected")
+       "(sets videos.media_path); files outside the root are rejected", files=("in: media folder",))
 def scan_media(run: StageRun, root: Path, source: str, config: MediaConfig) -> ScanResult:
     """Link files under `root` to `source`'s videos (a dry run reports and writes nothing)."""
     catalog = run.catalog

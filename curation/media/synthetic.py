@@ -37,8 +37,9 @@ def synthetic_records(root: Path, generator: str, suffixes: tuple[str, ...]) -> 
 
 
 @stage("media-register-synthetic", command="curate media register-synthetic <dir> --generator NAME",
-       reads=("media folder", "videos", "rejects"), writes=("videos", "comments", "rejects", "media_files"),
-       summary="generated videos as Synthetic/<generator>/<name>, synthetic = true, linked to their files")
+       reads=("videos", "rejects"), writes=("videos", "comments", "rejects", "media_files"),
+       summary="generated videos as Synthetic/<generator>/<name>, synthetic = true, linked to their files",
+       files=("in: media folder",))
 def register_synthetic(run: StageRun, root: Path, generator: str, config: MediaConfig) -> IngestResult:
     catalog = run.db
     if not root.is_dir():

@@ -192,8 +192,9 @@ class CalibrationResult(RunResult):
 
 @stage("qc-calibrate-import", command="curate qc calibrate import", batched=True,
        reads=("qc_projects", "qc_items", "calibration_answers"),
-       writes=("calibration_answers", "calibration.md and .html (with reports_dir)"),
-       summary="the pilot answers back, for the agreement figures of the calibration meeting")
+       writes=("calibration_answers",),
+       summary="the pilot answers back, for the agreement figures of the calibration meeting",
+       files=("out: calibration.md and .html (with reports_dir)",))
 def import_pilot(run: StageRun, reports_dir: Path | None = None, round_name: str | None = None) -> CalibrationResult:
     """The answers back; with `reports_dir`, the meeting's papers over `round_name` (default: the newest round)."""
     result = _import_answers(run)

@@ -32,9 +32,9 @@ __all__ = ["END_STATES", "PAPER", "PATH", "STAGES", "check_line", "compute_funne
            "summarise", "task_outcomes"]
 
 
-@stage("qc-report", command="curate qc report", reads=("tasks", "task_transitions"), writes=("report file",),
+@stage("qc-report", command="curate qc report", reads=("tasks", "task_transitions"), writes=(),
        summary="the QC funnel (each task once, in its current state) with the paper's rates, per tier and "
-       "sub-category; annotator throughput")
+       "sub-category; annotator throughput", files=("out: report file",))
 def qc_report(run: StageRun, path: Path) -> dict[str, Any]:
     summary = compute_funnel(run.db)
     run.params.update(path=str(path))

@@ -212,9 +212,9 @@ def _why(answers: list[dict[str, Any]]) -> str:
        reads=("tasks", "feeds", "videos", "llm_calls", "shortcut_verdicts", "task_transitions", "shortcut_configs",
               "shortcut_config_record", "shortcut_decisions"),
        writes=("llm_calls", "shortcut_verdicts", "task_transitions", "shortcut_configs", "shortcut_config_record",
-               "shortcut_decisions", "report file"),
+               "shortcut_decisions"),
        summary="discard tasks that titles, hashtags and bios give away, under the configuration of record; "
-               "other configurations' verdicts are kept as evidence; model answers cached")
+               "other configurations' verdicts are kept as evidence; model answers cached", files=("out: report file",))
 def filter_shortcuts(run: StageRun, config: ShortcutConfig, report: Path | None = None,
                      source: str = "a configuration given in Python", adopt: bool = False) -> ShortcutRun:
     """Judge every task version in scope; with `report`, write this run's page there (its path joins the run's

@@ -177,9 +177,9 @@ class BuiltRelease(RunResult):
        reads=("tasks", "task_transitions", "feeds", "videos", "media_files", "media_probes", "media_outputs",
               "shortcut_verdicts", "shortcut_decisions", "reviews", "decisions", "pseudonyms", "releases",
               "release_tasks", "comments", "embeddings"),
-       writes=("pseudonyms", "releases", "release_tasks", "embeddings", "release folder",
-               "report file (with reports_dir)"),
-       summary="the tasks that finished QC, frozen as parquet configs, runner JSON, a dataset card and a manifest")
+       writes=("pseudonyms", "releases", "release_tasks", "embeddings"),
+       summary="the tasks that finished QC, frozen as parquet configs, runner JSON, a dataset card and a manifest",
+       files=("out: release folder", "out: report file (with reports_dir)"))
 def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: str | None = None,
                   out_root: Path | None = None, with_media: bool = False, repo: str | None = None,
                   exclude_invalid: bool = False, sources: dict[str, SourceConfig] | None = None,

@@ -167,9 +167,9 @@ def displayed(position: int, video_id: str, seen: VisibleVideo, comments: list[d
 
 
 @stage("release-env-feeds", command="curate release env-feeds vX.Y.Z DIR", reads=("releases", "release_tasks",
-       "videos", "comments", "runs"), writes=("env feed folder",),
+       "videos", "comments", "runs"), writes=(),
        summary="per task, the video list the runner's app takes at /api/reset, as the runner shows it "
-       "(or with display fixes)")
+       "(or with display fixes)", files=("out: env feed folder",))
 def export_env_feeds(run: StageRun, version: str, out: Path, display_fixes: bool = False) -> RunResult:
     catalog = run.db
     target = str(Version.parse(version))

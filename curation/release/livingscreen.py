@@ -178,8 +178,9 @@ def _import_task(run: StageRun, file: str, element: dict[str, Any], release: str
 
 
 @stage("release-export-livingscreen", command="curate release export-livingscreen V OUT",
-       reads=("releases", "release_tasks"), writes=("runner folder",),
-       summary="any recorded release, built or imported, as the runner's three JSON files")
+       reads=("releases", "release_tasks"), writes=(),
+       summary="any recorded release, built or imported, as the runner's three JSON files",
+       files=("out: runner folder",))
 def export_livingscreen(run: StageRun, version: str, out: Path) -> RunResult:
     catalog = run.db
     target = str(Version.parse(version))

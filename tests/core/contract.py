@@ -50,7 +50,7 @@ def run_traced(cat: Catalog, stage: str, call: Callable[[], Any], seen: set[str]
     declared = STAGES[stage]
     tables = set(cat.tables())
     for name in (*declared.reads, *declared.writes):
-        assert name in tables or " " in name, f"{stage} declares {name!r}, which is not a catalog table"
+        assert name in tables, f"{stage} declares {name!r}, which is not a catalog table"
     before = fingerprints(cat)
     tracer = TracingConnection(cat.con)
     cat.con = tracer  # type: ignore[assignment]

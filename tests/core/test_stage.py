@@ -77,7 +77,7 @@ def test_a_dry_run_writes_no_run_row(catalog):
         return "dry" if run.dry_run else "wet"
 
     probe = Stage("toy-dry", "curate toy-dry", "dry", (), (), count_only)
-    assert probe(catalog, dry_run=True) == "dry" and probe(None) == "dry"
+    assert probe.dry(catalog) == "dry" and probe(None) == "dry"
     assert catalog.scalar("SELECT count(*) FROM runs") == 0
     assert probe(catalog) == "wet" and catalog.scalar("SELECT count(*) FROM runs") == 1
 
@@ -126,3 +126,39 @@ def test_a_project_error_keeps_its_traceback_too_and_its_message_unchanged(catal
     run = catalog.rows("SELECT error, traceback FROM runs")[0]
     assert run["error"] == "CurationError: feed-1 is not in the catalog"
     assert "in _writes_then_raises" in run["traceback"]
+
+
+def test_a_stage_keeps_its_work_functions_signature_and_return_type():
+    import inspect
+
+    from curation.corpus.feeds import build_feed_set as build_feeds
+
+    work = inspect.signature(build_feeds.work)
+    called = inspect.signature(build_feeds)
+    assert list(called.parameters)[0] == "catalog"
+    assert list(called.parameters)[1:] == list(work.parameters)[1:] and list(work.parameters)[0] == "run"
+    assert called.return_annotation == work.return_annotation != inspect.Signature.empty
+    assert build_feeds.__doc__ == build_feeds.work.__doc__
+
+
+def test_reads_and_writes_name_tables_and_files_go_apart():
+    from curation.core.stage import stage
+
+    with pytest.raises(ValueError, match="name catalog tables, not \\['report file'\\]"):
+        stage("probe-prose", command="x", summary="x", reads=("videos",), writes=("report file",))(lambda run: None)
+    with pytest.raises(ValueError, match="starts with 'in: ' or 'out: '"):
+        stage("probe-files", command="x", summary="x", reads=(), writes=(), files=("report",))(lambda run: None)
+
+
+def test_the_pipeline_order_and_the_declared_stages_are_one_registry():
+    from curation.core.stage import STAGES, stage
+    from curation.pipeline import PIPELINE, all_stages
+
+    assert [s.name for s in all_stages()] == list(PIPELINE)
+    stage("probe-unplaced", command="x", summary="x", reads=(), writes=())(lambda run: None)
+    try:
+        with pytest.raises(RuntimeError, match="not placed \\['probe-unplaced'\\]"):
+            all_stages()
+    finally:
+        del STAGES["probe-unplaced"]
+    assert [s.name for s in all_stages()] == list(PIPELINE)

@@ -51,7 +51,7 @@ def test_scan_matches_reports_and_rejects_links_out(tmp_path, clip_dir):
     (media / "sub" / f"{FAKE_IDS[7]}.flv").symlink_to(outside)
     with _catalog_with_fakesv(tmp_path) as cat:
         cat.con.execute("INSERT INTO videos (video_id, source, native_id) VALUES ('FakeSV/nofile', 'FakeSV', 'nofile')")
-        result = scan_media(cat, media, "FakeSV", MEDIA, dry_run=True)
+        result = scan_media.dry(cat, media, "FakeSV", MEDIA)
         assert cat.scalar("SELECT count(*) FROM media_files") == 0  # a dry run links nothing
         assert len(result.matched) == 8 and result.unmatched_files == ["0000000000.mp4"]
         assert result.videos_without_file == 1
@@ -123,7 +123,7 @@ def test_normalise_geometry_codec_fps_duration_and_idempotency(tmp_path, clip_di
     config = replace(SMALL, output_dir=str(tmp_path / "out"))
     with _linked(tmp_path, clip_dir) as cat:
         probe_media(cat, config, workers=2)
-        assert normalise_media(cat, config, workers=2, dry_run=True)["to_do"] == 6
+        assert normalise_media.dry(cat, config, workers=2)["to_do"] == 6
         assert not (tmp_path / "out").exists()
         counts = normalise_media(cat, config, workers=2)
         assert counts == {"seen": 8, "normalised": 6, "skipped": 0, "rejected": 2}

@@ -44,7 +44,7 @@ def add_task(cat, task_id: str, feed: str) -> None:
 def test_publish_is_one_commit_with_every_file_then_the_tag(built, monkeypatch):
     cat, folder, config, _ = built
     monkeypatch.delenv("HF_TOKEN", raising=False)
-    plan = publish_release(cat, "1.0.0", REPO, config, "http://127.0.0.1:9", dry_run=True)
+    plan = publish_release.dry(cat, "1.0.0", REPO, config, "http://127.0.0.1:9")
     files = folder_files(folder)
     assert plan.files == sorted(files) and plan.tag == "v1.0.0" and plan.commit is None  # no token, no network
     with pytest.raises(ConfigError, match="HF_TOKEN"):
@@ -156,6 +156,6 @@ def test_publish_refuses_a_card_that_states_nothing(clustered_catalog, tmp_path,
     assert "ORG/NAME" not in card  # no placeholder: the snippet loads the folder itself
     monkeypatch.setenv("HF_TOKEN", TOKEN)
     with pytest.raises(StateError) as refused:
-        publish_release(clustered_catalog, "1.0.0", REPO, bare, "http://127.0.0.1:9", dry_run=True)
+        publish_release.dry(clustered_catalog, "1.0.0", REPO, bare, "http://127.0.0.1:9")
     said = str(refused.value)
     assert "annotations_license" in said and "[release] contact" in said and "built for no repo" in said
