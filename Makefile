@@ -51,7 +51,7 @@ $(LLM_STAMP):
 
 # Serves it on 127.0.0.1:8077 (model alias "smollm2") until stopped.
 llm: setup $(LLM_STAMP)
-	$(PY) -m curation.qc.llm_server
+	$(PY) -m curation.qc.shortcut.llm_server
 
 # Debian's chromium (Playwright drives it; no browser download), a CJK font and colour emoji.
 browser:

@@ -122,7 +122,7 @@ def main() -> None:
     args = parser.parse_args()
     import openai  # noqa: F401  (imported before the clock starts, as in a warm process)
 
-    from curation.qc.shortcut import filter_shortcuts
+    from curation.qc.shortcut.filter import filter_shortcuts
 
     server = Endpoint(args.latency)
     with tempfile.TemporaryDirectory() as tmp, Catalog(Path(tmp) / "c.duckdb") as cat:

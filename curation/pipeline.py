@@ -25,7 +25,7 @@ import curation.qc.adjudicate
 import curation.qc.calibrate
 import curation.qc.funnel
 import curation.qc.review
-import curation.qc.shortcut
+import curation.qc.shortcut.filter
 import curation.qc.validate
 import curation.release.build
 import curation.release.envfeeds

@@ -11,7 +11,7 @@ from curation.cli.base import config, config_origin, open_catalog
 from curation.cli.qc import qc_app
 
 if TYPE_CHECKING:
-    from curation.qc.shortcut import ShortcutRun
+    from curation.qc.shortcut.filter import ShortcutRun
 
 shortcut_config_app = typer.Typer(no_args_is_help=True, help="The shortcut filter's configuration of record.")
 qc_app.add_typer(shortcut_config_app, name="shortcut-config")
@@ -28,7 +28,7 @@ def _listed(lines: list[str]) -> None:
 def _summary(result: ShortcutRun, limit: float, written: bool = True) -> None:
     """What a run decided, on whose authority, and how usable each inspector's answers were; `written`
     is False for a run that failed before writing its verdicts."""
-    from curation.qc.shortcut_report import PAPER_RETENTION
+    from curation.qc.shortcut.report import PAPER_RETENTION
 
     counts = result.counts
     judged = counts["passed"] + counts["discarded"]
@@ -65,7 +65,7 @@ def _summary(result: ShortcutRun, limit: float, written: bool = True) -> None:
 def qc_shortcut(report: Annotated[bool, typer.Option(help="Write the HTML report.")] = True) -> None:
     """Show each task's metadata-only view to the inspectors; discard what they solve (under the
     configuration of record; another configuration's verdicts are kept as evidence)."""
-    from curation.qc.shortcut import UnusableInspectorError, filter_shortcuts
+    from curation.qc.shortcut.filter import UnusableInspectorError, filter_shortcuts
 
     cfg = config().qc.shortcut
     path = Path(cfg.report) if report else None
@@ -87,8 +87,8 @@ def qc_shortcut(report: Annotated[bool, typer.Option(help="Write the HTML report
 @shortcut_config_app.command("show")
 def shortcut_config_show() -> None:
     """The configuration of record, its history, and whether the configuration in force differs."""
-    from curation.qc.shortcut import configuration
-    from curation.qc.shortcut_record import config_changes, record_history, verdict_counts
+    from curation.qc.shortcut.filter import configuration
+    from curation.qc.shortcut.record import config_changes, record_history, verdict_counts
 
     decisive, digest = configuration(config().qc.shortcut)
     with open_catalog(read_only=True) as cat:
@@ -121,7 +121,7 @@ def shortcut_config_adopt(
     """Make a configuration the one of record: shows which task versions it re-decides, then (with --yes)
     re-decides them, judging those it has no answers for yet."""
     from curation.core.config import config_source, load_config
-    from curation.qc.shortcut import UnusableInspectorError, filter_shortcuts, plan_adoption
+    from curation.qc.shortcut.filter import UnusableInspectorError, filter_shortcuts, plan_adoption
 
     cfg = load_config(config_file).qc.shortcut if config_file else config().qc.shortcut
     origin = config_source(config_file) if config_file else config_origin()

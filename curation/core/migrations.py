@@ -337,7 +337,7 @@ MIGRATIONS: list[str] = [
     # 20: a failed run keeps its traceback beside the one-line error: an unexpected exception is a bug
     # to be read later, and the CLI prints only where it is kept
     "ALTER TABLE runs ADD COLUMN traceback VARCHAR;",
-    # 21: verdicts of record (curation/qc/shortcut_record.py). Every shortcut-filter configuration that ran,
+    # 21: verdicts of record (curation/qc/shortcut/record.py). Every shortcut-filter configuration that ran,
     # with the file it came from; the history of the configuration of record (the first run sets it, only
     # `qc shortcut-config adopt` changes it); and which verdict decided each task version. Decisions made
     # before this schema are read back from the moves they caused; no configuration is of record until the

@@ -28,7 +28,7 @@ from curation.grade.grade import summary_of
 from curation.grade.report import audit_rates, write_grade_page
 from curation.labelstudio.projects import read_fields
 from curation.labelstudio.render import render_feed
-from curation.qc.workspace import group_project, open_session, returned_tasks, send_missing
+from curation.labelstudio.workspace import group_project, open_session, returned_tasks, send_missing
 from curation.release.semver import Version
 
 PURPOSE = "audit"

@@ -30,8 +30,8 @@ from curation.labelstudio.guide import guide_html
 from curation.labelstudio.people import check_people, remember_person, split_names
 from curation.labelstudio.projects import feedback_text, read_fields, update_task_data
 from curation.labelstudio.render import list_fields, render_feed, state_text
+from curation.labelstudio.workspace import Session, fresh_answers, group_project, open_session, send_missing
 from curation.qc.review import is_latest
-from curation.qc.workspace import Session, fresh_answers, group_project, open_session, send_missing
 from curation.tasks.lifecycle import move, state_of
 from curation.tasks.record import Draft, stored_fields
 from curation.tasks.rules import RuleContext

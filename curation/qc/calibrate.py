@@ -29,9 +29,9 @@ from curation.labelstudio.accounts import ExportResult
 from curation.labelstudio.people import check_people, split_names
 from curation.labelstudio.projects import annotation_sha, latest_annotation, read_fields
 from curation.labelstudio.render import list_fields, render_feed
+from curation.labelstudio.workspace import open_session, person_project, returned_tasks, send_missing
 from curation.qc.agreement import Agreement
 from curation.qc.calibration_report import write_calibration
-from curation.qc.workspace import open_session, person_project, returned_tasks, send_missing
 from curation.tasks.syntax import parse_options
 
 PURPOSES = ("pilot", "pilot-questions")  # authoring on the pilot feeds; fixed questions (another config)

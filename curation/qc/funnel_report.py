@@ -6,7 +6,7 @@ import html
 from pathlib import Path
 from typing import Any
 
-from curation.qc.funnel_cells import END_STATES, PAPER, PATH, STAGES, check_line, paper_rates, percent
+from curation.qc.funnel import END_STATES, PAPER, PATH, STAGES, check_line, paper_rates, percent
 from curation.reports import page, write
 
 # the stages a manifest written before the funnel counted current states recorded

@@ -25,7 +25,7 @@ from curation.labelstudio.accounts import ExportResult
 from curation.labelstudio.people import check_people, split_names
 from curation.labelstudio.projects import feedback_text, read_fields, update_task_data
 from curation.labelstudio.render import list_fields, render_feed, state_text
-from curation.qc.workspace import fresh_answers, open_session, person_project, send_missing
+from curation.labelstudio.workspace import fresh_answers, open_session, person_project, send_missing
 from curation.tasks.lifecycle import move, state_of
 from curation.tasks.rules import end_state_errors
 from curation.tasks.syntax import parse_platform_state, render_platform_state

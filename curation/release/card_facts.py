@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from curation.core.catalog import Catalog
-from curation.qc.prompts import CANNOT_ANSWER, UNPARSED
+from curation.qc.shortcut.prompts import CANNOT_ANSWER, UNPARSED
 
-# what the degraded view shows each inspector (curation.qc.prompts.degraded_view)
+# what the degraded view shows each inspector (curation.qc.shortcut.prompts.degraded_view)
 SEEN = "captions, hashtags, author names and author bios of the feed's videos, in feed order"
 NOT_SEEN = "no video frames, audio, counts or comments"
 

@@ -186,7 +186,7 @@ def test_the_helper_servers_are_found_from_another_folder(clustered_catalog, lab
     env = away_from_the_repository(tmp_path)
     probe = subprocess.run(
         [sys.executable, "-c", "from curation.labelstudio.server import label_studio_bin\n"
-         "from curation.qc.llm_server import llm_venv, model_file\n"
+         "from curation.qc.shortcut.llm_server import llm_venv, model_file\n"
          "print(label_studio_bin()); print(llm_venv() / 'bin' / 'python'); print(model_file())"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
     assert probe.returncode == 0, probe.stderr
@@ -204,7 +204,8 @@ def test_the_helper_servers_are_found_from_another_folder(clustered_catalog, lab
 
     # and the local LLM server starts from there too
     port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "curation.qc.llm_server", "--port", str(port)], cwd=tmp_path,
+    server = subprocess.Popen([sys.executable, "-m", "curation.qc.shortcut.llm_server", "--port", str(port)],
+                              cwd=tmp_path,
                               env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                               start_new_session=True)
     ready = ""

@@ -22,7 +22,7 @@ from curation.core.errors import CurationError, PrerequisiteError
 from curation.corpus.feed_edit import edit_feed
 from curation.corpus.feeds import load_feed
 from curation.grade.grade import grade_logs
-from curation.qc.shortcut import filter_shortcuts
+from curation.qc.shortcut.filter import filter_shortcuts
 from curation.release.build import build_release
 from tests.cli.test_cli import curate
 from tests.conftest import ROOT

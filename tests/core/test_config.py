@@ -10,7 +10,7 @@ import pytest
 
 from curation.core.config import Config, load_config, secret
 from curation.core.errors import ConfigError
-from curation.qc.inspectors import make_inspectors
+from curation.qc.shortcut.inspectors import make_inspectors
 from tests.conftest import ROOT
 
 

@@ -45,7 +45,7 @@ def test_wheel_in_a_fresh_venv_runs_from_another_folder(tmp_path):
     assert curate("--catalog", "c.duckdb", "keywords").returncode == 0  # packaged stop words
     from curation.core.resources import resource_text
     shown = subprocess.run([str(py), "-c", "from curation.tasks.taxonomy import load_taxonomy; "
-                            "from curation.qc.prompts import template; "
+                            "from curation.qc.shortcut.prompts import template; "
                             "print(len(load_taxonomy().subcategories), len(template('label', 'zh')))"],
                            cwd=work, capture_output=True, text=True, env=env, check=True).stdout.split()
     assert int(shown[0]) >= 10 and int(shown[1]) == len(resource_text("prompts", "shortcut_label_paper_zh.txt"))

@@ -23,7 +23,7 @@ from curation.media.synthetic import register_synthetic
 from curation.pipeline import all_stages
 from curation.qc.accept import accept_imported
 from curation.qc.funnel import qc_report
-from curation.qc.shortcut import filter_shortcuts
+from curation.qc.shortcut.filter import filter_shortcuts
 from curation.qc.validate import validate_catalog
 from curation.release.build import build_release
 from curation.release.envfeeds import export_env_feeds

@@ -19,7 +19,7 @@ from curation.core.catalog import Catalog
 from curation.core.config import load_config
 from curation.labelstudio.gate import start_gate
 from curation.qc.review import export_reviews, import_reviews
-from curation.qc.shortcut import filter_shortcuts
+from curation.qc.shortcut.filter import filter_shortcuts
 from tests.labelstudio import login
 from tests.qc.helpers import planted_catalog
 from tests.qc.test_qc_labelstudio import LABEL, answer, authoring_result, choices

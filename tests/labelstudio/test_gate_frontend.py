@@ -22,7 +22,7 @@ from curation.core.config import load_config
 from curation.labelstudio.gate import HIDDEN_CONTROLS, REFUSED_HEADER, start_gate
 from curation.qc.adjudicate import export_adjudication, import_adjudication
 from curation.qc.review import export_reviews, import_reviews
-from curation.qc.shortcut import filter_shortcuts
+from curation.qc.shortcut.filter import filter_shortcuts
 from tests.annotate.test_browser_annotator import CHROMIUM, SETTLE_MS, choose, launch_chromium, log_in, write
 from tests.labelstudio import login
 from tests.qc.helpers import planted_catalog

@@ -7,8 +7,8 @@ import pytest
 from label_studio_sdk.users.client import UsersClient
 
 from curation.core.catalog import now
+from curation.labelstudio.workspace import open_session
 from curation.qc.adjudicate import _who, export_adjudication, import_adjudication
-from curation.qc.workspace import open_session
 from curation.tasks.lifecycle import state_of
 from tests.cli.planted import last_run
 from tests.labelstudio import login

@@ -10,7 +10,7 @@ from curation.annotate.export import export_to_label_studio
 from curation.annotate.importer import import_from_label_studio
 from curation.core.config import load_config
 from curation.qc.review import export_reviews, import_reviews
-from curation.qc.shortcut import filter_shortcuts
+from curation.qc.shortcut.filter import filter_shortcuts
 from curation.tasks.lifecycle import state_of
 from tests.annotate.test_browser_annotator import CHROMIUM, SETTLE_MS, choose, launch_chromium, log_in, submit, write
 from tests.conftest import ROOT

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from curation.qc import prompts
-from curation.qc.prompts import UNPARSED, parse_platform_answer
+from curation.qc.shortcut import prompts
+from curation.qc.shortcut.prompts import UNPARSED, parse_platform_answer
 
 
 @pytest.mark.parametrize("text", ['{"like": "2"}', '{"like": [1.5]}', '{"report": [{"category": "a"}]}',

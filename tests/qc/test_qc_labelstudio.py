@@ -20,7 +20,7 @@ from curation.qc.calibrate import export_pilot, fields_of, import_pilot
 from curation.qc.calibration_report import NOT_ENOUGH, write_calibration
 from curation.qc.funnel import qc_report
 from curation.qc.review import export_reviews, import_reviews
-from curation.qc.shortcut import filter_shortcuts
+from curation.qc.shortcut.filter import filter_shortcuts
 from curation.qc.validate import validate_catalog, validate_tasks
 from curation.release.build import build_release
 from curation.status import explain_task

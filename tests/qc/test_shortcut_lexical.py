@@ -5,9 +5,9 @@ from curation.core.config import InspectorConfig, load_config
 from curation.corpus.feeds import load_feed
 from curation.labelstudio.render import render_feed
 from curation.qc.funnel import qc_report
-from curation.qc.prompts import CANNOT_ANSWER, UNPARSED, build_prompt, parse_label_answer
-from curation.qc.shortcut import TaskView, decide, filter_shortcuts, load_views
-from curation.qc.shortcut_report import disagreements, run_verdicts, shortcut_summary, write_report
+from curation.qc.shortcut.filter import TaskView, decide, filter_shortcuts, load_views
+from curation.qc.shortcut.prompts import CANNOT_ANSWER, UNPARSED, build_prompt, parse_label_answer
+from curation.qc.shortcut.report import disagreements, run_verdicts, shortcut_summary, write_report
 from curation.status import explain_task
 from tests.qc.helpers import plant_giveaway_pair, plant_task, planted_catalog
 

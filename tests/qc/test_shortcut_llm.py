@@ -15,9 +15,9 @@ import pytest
 from curation.core.catalog import Catalog
 from curation.core.config import ShortcutConfig, build
 from curation.core.services import free_port
-from curation.qc.llm_server import MODEL_ALIAS, start_llm, wait_llm
-from curation.qc.prompts import CANNOT_ANSWER, UNPARSED
-from curation.qc.shortcut import filter_shortcuts
+from curation.qc.shortcut.filter import filter_shortcuts
+from curation.qc.shortcut.llm_server import MODEL_ALIAS, start_llm, wait_llm
+from curation.qc.shortcut.prompts import CANNOT_ANSWER, UNPARSED
 from tests.qc.helpers import curate_in, plant_task, planted_catalog
 
 pytestmark = pytest.mark.servers  # a real Label Studio / LLM server / chromium

@@ -14,8 +14,8 @@ import pytest
 from curation.core.catalog import MIGRATIONS, Catalog
 from curation.core.config import ShortcutConfig, build
 from curation.core.services import free_port
-from curation.qc.inspectors import OpenAIInspector
-from curation.qc.shortcut import filter_shortcuts
+from curation.qc.shortcut.filter import filter_shortcuts
+from curation.qc.shortcut.inspectors import OpenAIInspector
 from tests.qc.helpers import curate_in, plant_giveaway_pair, planted_catalog
 
 

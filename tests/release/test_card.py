@@ -15,7 +15,7 @@ from huggingface_hub import DatasetCard
 
 from curation.core.catalog import now
 from curation.core.config import load_config
-from curation.qc.shortcut import filter_shortcuts
+from curation.qc.shortcut.filter import filter_shortcuts
 from curation.release.build import build_release
 from curation.release.card import data_path
 from curation.release.card_text import FUNCS, PAPER_BIBTEX

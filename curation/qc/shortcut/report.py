@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from curation.core.catalog import Catalog
-from curation.qc.shortcut_record import latest_decisions
+from curation.qc.shortcut.record import latest_decisions
 from curation.reports import page, write
 
 PAPER_RETENTION = 0.743

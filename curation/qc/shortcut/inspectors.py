@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from curation.core.config import InspectorConfig, secret
-from curation.qc.prompts import CANNOT_ANSWER
+from curation.qc.shortcut.prompts import CANNOT_ANSWER
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 

@@ -5,7 +5,7 @@ Each task is shown to every configured inspector as the degraded view of its fee
 catalog by (endpoint, model, prompt sha256, sample, temperature), written as they
 complete: a re-run sends nothing, a killed run resumes where it stopped.
 
-A task version's verdict is decided once, by the configuration of record (`shortcut_record.py`);
+A task version's verdict is decided once, by the configuration of record (`record.py`);
 a run with another configuration keeps its verdicts as evidence and moves no task. A run whose
 inspector answers mostly unparseable text fails before writing anything.
 """
@@ -26,8 +26,9 @@ from curation.core.errors import CurationError
 from curation.core.progress import note
 from curation.core.stage import RunResult, StageRun, stage
 from curation.corpus.visible import VisibleVideo, load_visible
-from curation.qc.inspectors import LexicalInspector, OpenAIInspector, make_inspectors
-from curation.qc.prompts import (
+from curation.qc.shortcut.ask import ask_all, cache_key
+from curation.qc.shortcut.inspectors import LexicalInspector, OpenAIInspector, make_inspectors
+from curation.qc.shortcut.prompts import (
     CANNOT_ANSWER,
     UNPARSED,
     Prompt,
@@ -37,8 +38,7 @@ from curation.qc.prompts import (
     parse_platform_answer,
     platform_truth,
 )
-from curation.qc.shortcut_ask import ask_all, cache_key
-from curation.qc.shortcut_record import (
+from curation.qc.shortcut.record import (
     AdoptionPlan,
     Record,
     adoption_plan,
@@ -52,7 +52,7 @@ from curation.qc.shortcut_record import (
     verdicts_of_record,
     verdicts_under,
 )
-from curation.qc.shortcut_report import write_report
+from curation.qc.shortcut.report import write_report
 from curation.tasks.lifecycle import move_many
 from curation.tasks.runner_format import catalog_task_rows
 from curation.tasks.taxonomy import load_taxonomy

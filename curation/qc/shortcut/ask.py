@@ -10,8 +10,8 @@ import pyarrow as pa
 
 from curation.core.catalog import Catalog, now
 from curation.core.progress import note
-from curation.qc.inspectors import InspectorError, OpenAIInspector
-from curation.qc.prompts import Prompt
+from curation.qc.shortcut.inspectors import InspectorError, OpenAIInspector
+from curation.qc.shortcut.prompts import Prompt
 
 
 def cache_key(inspector: OpenAIInspector, prompt: Prompt, sample: int) -> tuple[str, str, str, int, float]:
