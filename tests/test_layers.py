@@ -13,8 +13,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "curation"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("curation",),  # the package root: its version string, nothing else
     ("core",),  # catalog, config, errors, the stage runner
-    ("tasks",),  # the task model every stage shares
-    ("env",),  # the app as the runner drives it: episode logs, tool calls, the state rebuilt from them
+    ("env",),  # the app as the runner drives it: episode logs, tool calls, the state rebuilt from them, checks
+    ("tasks",),  # the task model every stage shares (its proofs play tasks in env's replay)
     ("reports",),  # HTML pages and charts
     ("ingest",),
     ("media",),

@@ -22,12 +22,12 @@ from curation.core.progress import note
 from curation.core.stage import StageRun, stage
 from curation.corpus.feed_edit import edit_feed
 from curation.corpus.feeds import Feed, load_feed
-from curation.corpus.judge import judge_draft
 from curation.corpus.playable import rule_context
 from curation.labelstudio.accounts import current_admin, in_organization
 from curation.labelstudio.client import base_url, connect
 from curation.labelstudio.projects import annotation_sha, feedback_text, project_tasks, read_fields, update_task_data
 from curation.labelstudio.render import feed_ref, list_fields, render_feed
+from curation.tasks.judge import judge_draft
 from curation.tasks.lifecycle import move
 from curation.tasks.reasons import Reason
 from curation.tasks.record import Draft, stored_fields

@@ -22,7 +22,6 @@ from curation.core.progress import note
 from curation.core.resources import resource_text
 from curation.core.stage import StageRun, stage
 from curation.corpus.feeds import Feed, load_feed
-from curation.corpus.judge import judge_draft
 from curation.corpus.playable import rule_context
 from curation.labelstudio.accounts import ExportResult, Wanted, choose_password, provision_members
 from curation.labelstudio.client import ls_call
@@ -32,6 +31,7 @@ from curation.labelstudio.projects import feedback_text, read_fields, update_tas
 from curation.labelstudio.render import list_fields, render_feed, state_text
 from curation.labelstudio.workspace import Session, fresh_answers, group_project, open_session, send_missing
 from curation.qc.review import is_latest
+from curation.tasks.judge import judge_draft
 from curation.tasks.lifecycle import move, state_of
 from curation.tasks.record import Draft, stored_fields
 from curation.tasks.rules import RuleContext

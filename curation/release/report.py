@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from curation.qc.funnel_report import funnel_svg, subcategory_bars_svg
+from curation.qc.funnel import funnel_svg, subcategory_bars_svg
 from curation.release.card import data_path
 from curation.reports import histogram_svg, page, write
 

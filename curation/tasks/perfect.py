@@ -18,9 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from curation.env.checks import atoms
 from curation.env.episodes import ToolCall
 from curation.env.replay import CATEGORIES, PROGRESS, VIEW_W, rebuild_state
-from curation.grade.metrics import atoms
 from curation.tasks.idle import PLAYBACK_TOLERANCE, STARTS_WITH_COMMENTS, IdleFacts, describe
 
 Call = tuple[str, dict[str, Any]]

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from curation.env.checks import atoms
 from curation.env.episodes import Episode, parse_calls, read_episode
 from curation.env.replay import rebuild_state, watch_seconds
-from curation.grade.metrics import atoms
 from tests.grade.real import CHECKS as TASK_CHECKS
 from tests.grade.real import MORE
 

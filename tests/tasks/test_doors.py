@@ -10,8 +10,8 @@ import json
 import pytest
 
 from curation.corpus.feeds import Feed
-from curation.corpus.judge import judge_draft
 from curation.qc.adjudicate import read_decision
+from curation.tasks.judge import judge_draft
 from curation.tasks.record import Draft, from_catalog, from_runner
 from curation.tasks.rules import RULES, RuleContext, check_tasks
 from curation.tasks.syntax import render_platform_state

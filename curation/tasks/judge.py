@@ -3,12 +3,25 @@ revision doors share, so both turn a draft into the same task record and the sam
 
 from __future__ import annotations
 
-from curation.corpus.feeds import Feed
+from collections.abc import Sequence
+from typing import Protocol
+
 from curation.tasks.record import Draft, TaskRecord, from_draft
 from curation.tasks.rules import Defect, RuleContext, check_task
 
 
-def judge_draft(draft: Draft, task_id: str, base: Feed, feed: Feed, feed_edit_problems: list[str],
+class FeedVersion(Protocol):
+    """What the judge reads of a feed version (`corpus.feeds.Feed` is one; the task model sits below it)."""
+
+    @property
+    def video_feed(self) -> Sequence[str]: ...
+    @property
+    def keyword_videos(self) -> Sequence[str] | None: ...
+    @property
+    def other_videos(self) -> Sequence[str] | None: ...
+
+
+def judge_draft(draft: Draft, task_id: str, base: FeedVersion, feed: FeedVersion, feed_edit_problems: list[str],
                 ctx: RuleContext) -> tuple[TaskRecord, list[Defect]]:
     """A draft on its feed version (edited from `base`) as a task record, and what the task rules find."""
     record = from_draft(draft, task_id, list(feed.video_feed), keyword_videos=list(base.keyword_videos or []),
