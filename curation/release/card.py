@@ -55,6 +55,21 @@ def annotators_line(people: tuple[int, int], facts: CardFacts | None) -> str:
             + (f"; {inherited} further tasks were inherited from another release." if inherited else "."))
 
 
+def collection_line(facts: CardFacts | None, n_tasks: int) -> str:
+    """How the feeds came about, for the tasks this release holds: built here by clustering only for tasks written
+    here; inherited ones came with the feeds the release they came from shipped."""
+    inherited = facts.inherited if facts is not None else Counter()
+    here = n_tasks - sum(inherited.values())
+    parts = ["Videos and their metadata come from public research data sets."]
+    if here:
+        parts.append(f"For the {here} tasks written here, keyword sets were clustered, and each feed joins one anchor "
+                     "cluster with unrelated distractor videos (50% to 200% as many), shuffled; authors could "
+                     "reorder, remove or swap videos so that the feed supports their question.")
+    parts += [f"{n} tasks came with the feeds of the release they were inherited from ({why}); this toolkit did not "
+              "build those feeds." for why, n in sorted(inherited.items())]
+    return " ".join(parts)
+
+
 def licence_text(settings: ReleaseConfig) -> str:
     stated = (f"The annotations (instructions, options, answers, checks and the order of each feed) are released "
               f"under {settings.annotations_license}." if settings.annotations_license else LICENCE_NOT_STATED)
@@ -220,10 +235,7 @@ def render_card(settings: ReleaseConfig, version: str, repo: str | None, configs
               "app the screen moves on its own and the agent chooses what to watch, so these tasks need both: "
               "finding, watching and acting on videos inside a realistic feed.", "",
               "### Source Data", "", "#### Data Collection and Processing", "",
-              "Videos and their metadata come from public research data sets; keyword sets were clustered, and "
-              "each feed joins one anchor cluster with unrelated distractor videos (50% to 200% as many), "
-              "shuffled; authors could reorder, remove or swap videos so that the feed supports their question.",
-              "", "#### Who are the source data producers?", "",
+              collection_line(facts, len(tasks)), "", "#### Who are the source data producers?", "",
               "The uploaders of the videos on Chinese short-video platforms, as collected by the source data sets:",
               "", "| source | videos | terms | how to obtain the videos |", "|---|---|---|---|"]
     lines += [f"| {s} | {n} | {SOURCE_TERMS.get(s, 'not recorded here').split(': ', 1)[-1]} | "

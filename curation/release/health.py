@@ -184,8 +184,9 @@ def health_table_markdown(health: dict[str, Any], shown: int = 20) -> str:
     lines += [_row(tier, h, base) for tier, h in health["tiers"].items()] + [_row("all", health["all"], base)]
     lines += ["", "χ² tests the correct letters against uniform answers over the options each task offers; "
               "* marks fewer than 5 expected per letter, where the test is rough. Chance SR is a uniform guess "
-              "over a label task's options; platform tasks have none. Metadata-only is the share of label tasks "
-              "a language model answered right from titles, hashtags and bios alone."]
+              "over a label task's options; platform tasks have none."
+              + (" Metadata-only is the share of label tasks a language model answered right from titles, hashtags "
+                 "and bios alone." if base else "")]
     dups = health.get("near_duplicates")
     if dups:
         lines += ["", f"Near-duplicate instructions (cosine ≥ {dups['threshold']}): {len(dups['within'])} inside the "

@@ -118,6 +118,10 @@ def test_a_published_release_is_carried_forward_and_the_gate_holds(tmp_path):
     assert "Nobody here: every task was inherited from another release" in card and "0 task authors" not in card
     assert "metadata-only baseline" not in card and "| metadata-only |" not in card  # no inspector answered: no
     # empty column, nothing pointing to one
+    assert "Metadata-only" not in card
+    # no feed of these tasks was clustered here: they came with the release's own feeds
+    assert "keyword sets were clustered" not in card
+    assert f"{COUNT - 4} tasks came with the feeds of the release they were inherited from" in card
     # the shapes the old forms could not hold ship word for word
     runner = {t["task_id"]: t for name in ("gui_action.json", "cross_source_understanding.json")
               for t in json.loads((folder / "livingscreen" / name).read_text(encoding="utf-8"))}
