@@ -133,7 +133,7 @@ def _protocol(n: int, ran: dict[str, Any]) -> str:
 
 
 def rai_fields(tasks: list[dict[str, Any]], videos: list[dict[str, Any]], qc: dict[str, Any],
-               ran: dict[str, Any]) -> dict[str, Any]:
+               ran: dict[str, Any], contact: str | None = None, with_media: bool = False) -> dict[str, Any]:
     """The RAI texts: each claim about how the tasks were made and checked is rendered from `ran`, what ran for
     them as the card states it (`card_facts.qc_ran`, kept in the manifest); fixed statements only where they hold
     for any release."""
@@ -147,7 +147,7 @@ def rai_fields(tasks: list[dict[str, Any]], videos: list[dict[str, Any]], qc: di
     inherited = sum(ran["inherited"].values())
     here = [t for t in tasks if not (t["qc"] or {}).get("inherited_from")]
     authors = len({t["author_id"] for t in here if t["author_id"]})
-    raw = [f"{source}: {_plural(n, 'video')}; {SOURCE_TERMS.get(source, 'its terms are not recorded here')}"
+    raw = [f"{source}: {_plural(n, 'video')}; {SOURCE_TERMS.get(source, 'its terms are not recorded here.')}"
            for source, n in sorted(sources.items())]
     made_here = (f"{_plural(len(here), 'task')} were written here by {_plural(authors, 'annotator')}: feeds were built "
                  "by clustering the videos' keyword sets and mixing videos of one cluster (the anchors a task is "
@@ -200,11 +200,14 @@ def rai_fields(tasks: list[dict[str, Any]], videos: list[dict[str, Any]], qc: di
             "Sources: " + ", ".join(f"{s} {n / max(len(videos), 1):.0%}" for s, n in sorted(sources.items()))
             + " of the videos; the content is mostly Chinese-language short video and reflects what those "
               "corpora collected (for FakeSV, news rumours), not short-video platforms at large.",
-            f"Tiers are not balanced: {per_tier}. Tasks were written by a small group of annotators, whose "
-            "choices of question and answer shape the benchmark."],
+            f"Tiers are not balanced: {per_tier}."
+            + (f" The {_plural(len(here), 'task')} written here come from {_plural(authors, 'annotator')}, whose "
+               "choices of question and answer shape the benchmark." if here else "")
+            + (f" Who wrote the {inherited} inherited tasks is not recorded here." if inherited else "")],
         "rai:dataLimitations": [
             "Meant for evaluation of GUI agents in the LivingScreen environment; not a training set, and "
             "scores do not transfer to other apps or languages without checking.",
+            "Normalised video files ship in media/; results depend on the same files." if with_media else
             "Video files are not shipped; results depend on obtaining the same videos from their sources."],
         "rai:dataUseCases": ["Testing: benchmark GUI agents on a short-video app whose screen keeps changing.",
                              "Not validated for training, fine-tuning, or judging people."],
@@ -214,8 +217,9 @@ def rai_fields(tasks: list[dict[str, Any]], videos: list[dict[str, Any]], qc: di
             "for deploying automated reporting."),
         "rai:dataReleaseMaintenancePlan": (
             "Releases are immutable and semantically versioned: a minor version adds tasks, a major one removes "
-            "or rewords them, each with a CHANGELOG and a manifest of sha256 hashes; problems reported on the "
-            "project's issue tracker are fixed in the next version."),
+            "or rewords them, each with a CHANGELOG and a manifest of sha256 hashes; "
+            + (f"problems reported to {contact} are fixed in the next version." if contact else
+               "no contact for reporting problems is stated.")),
     }
 
 
@@ -264,7 +268,8 @@ def croissant_metadata(folder: Path, settings: ReleaseConfig, *, repo: str | Non
         "keywords": list(settings.tags),
         "citeAs": settings.citation.strip() or PAPER_BIBTEX,
         "distribution": distribution, "recordSet": record_sets,
-        **rai_fields(tasks, videos, manifest.get("qc", {}), manifest["qc_ran"]),
+        **rai_fields(tasks, videos, manifest.get("qc", {}), manifest["qc_ran"],
+                     (manifest.get("stated") or {}).get("contact"), (folder / "media").is_dir()),
     }
     if date_published:
         body["datePublished"] = date_published

@@ -114,6 +114,9 @@ def test_a_published_release_is_carried_forward_and_the_gate_holds(tmp_path):
     assert rai["rai:annotationsPerItem"] == f"{COUNT - 4} tasks: as the release they were inherited from made them."
     assert "written here" not in rai["rai:dataCollection"] and "clustered" not in " ".join(
         rai["rai:dataPreprocessingProtocol"])
+    # who wrote inherited tasks is not in the catalog: said so, not guessed
+    assert rai["rai:dataBiases"][1].endswith(f"Who wrote the {COUNT - 4} inherited tasks is not recorded here.")
+    assert "written here" not in rai["rai:dataBiases"][1]
     assert "went through this team's QC" not in card  # no task here was reviewed by this team
     assert "Nobody here: every task was inherited from another release" in card and "0 task authors" not in card
     assert "metadata-only baseline" not in card and "| metadata-only |" not in card  # no inspector answered: no
