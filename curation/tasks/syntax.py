@@ -129,7 +129,32 @@ def parse_platform_state(text: str | None) -> tuple[list[dict[str, Any]], list[s
             args = {"video_id": positions[0]} | ({"target_pct": round(value / 100, 6)} if target.group(2) == "%"
                                                  else {"target_sec": value})
         checks.append({"func": CHECK_FUNCS[verb], "args": args})
-    return checks, errors
+    return _liked_together(checks), errors
+
+
+def _liked_together(checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`like 2` and `like 3` on two lines mean both liked, as `like 2,3` does. Kept apart they would be two of the
+    runner's checks, each saying no other video is liked: a task no agent can pass. Likes join the first like line,
+    collects the first collect line, positions in the order written."""
+    out: list[dict[str, Any]] = []
+    first: dict[str, dict[str, Any]] = {}
+    for check in checks:
+        func = check["func"]
+        if func not in ("eval_like", "eval_collect"):
+            out.append(check)
+            continue
+        ids = check["args"]["video_ids"]
+        ids = ids if isinstance(ids, list) else [ids]
+        if func not in first:
+            first[func] = {"func": func, "args": {"video_ids": ids}}
+            out.append(first[func])
+        else:
+            held = first[func]["args"]["video_ids"]
+            held += [i for i in ids if i not in held]
+    for check in first.values():
+        ids = check["args"]["video_ids"]
+        check["args"]["video_ids"] = ids[0] if len(ids) == 1 else ids
+    return out
 
 
 def parse_feed_edits(text: str | None, feed_len: int) -> tuple[list[dict[str, Any]], list[str]]:

@@ -97,3 +97,12 @@ def test_an_end_state_written_back_reads_as_the_same_checks(text):
     written = render_platform_state(checks)
     assert parse_platform_state(written) == (checks, [])
     assert written == text  # the shortest spelling is the one annotators are taught
+
+
+def test_likes_on_two_lines_are_one_check_as_on_one_line():
+    from curation.tasks.syntax import parse_platform_state
+
+    assert parse_platform_state("like 2\nlike 3")[0] == parse_platform_state("like 2,3")[0] == [
+        {"func": "eval_like", "args": {"video_ids": [1, 2]}}]
+    assert parse_platform_state("collect 4\nreport 2 any\ncollect 1,4")[0] == [
+        {"func": "eval_collect", "args": {"video_ids": [3, 0]}}, {"func": "eval_report", "args": {"video_ids": 1}}]
