@@ -113,7 +113,8 @@ def export_to_label_studio(run: StageRun, annotators: list[str], media_root: Pat
     people = ensure_accounts(catalog, annotators, admin_email, from_file, result, run.run_id)
     cards = FeedCards(catalog, media_root)
     already = sent_versions(catalog)
-    cards.render([f for f in feeds if (f.feed_id, f.version) not in already])
+    # the cards of this run's people's feeds that look new (a feed stays with its owner, listed or not)
+    cards.render([f for f in feeds if assigned[f.feed_id] in annotators and (f.feed_id, f.version) not in already])
     with Organizations(client, admin_id, home) as organizations:
         for annotator in annotators:
             organizations.work_in(people[annotator].organization_id)

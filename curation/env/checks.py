@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 
-def _ids(value: Any) -> list[int]:
+def positions(value: Any) -> list[int]:
+    """The positions a check's `video_ids` / `video_id` names, as a list."""
     return [value] if isinstance(value, int) else list(value or [])
 
 
@@ -30,7 +31,7 @@ def atoms(checks: list[dict[str, Any]], state: list[dict[str, Any]], others_from
 
     for check in checks:
         func, args = check.get("func"), check.get("args") or {}
-        targets = _ids(args.get("video_ids", args.get("video_id")))
+        targets = positions(args.get("video_ids", args.get("video_id")))
         if func in ("eval_like", "eval_collect"):
             flag = "is_liked" if func == "eval_like" else "is_collected"
             out += [(f"{func} {i}", bool(video(i).get(flag))) for i in targets]
@@ -52,3 +53,9 @@ def atoms(checks: list[dict[str, Any]], state: list[dict[str, Any]], others_from
         else:  # how far a video played is not in the app's state
             out.append((f"{func} {targets}", None))
     return out
+
+
+def targets(check: dict[str, Any]) -> list[int]:
+    """The positions one check names."""
+    args = check.get("args") or {}
+    return positions(args.get("video_ids", args.get("video_id")))

@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from curation.env.checks import positions
+
 # utils.feed2data: only FakeSV videos are given comments, from the runner's metadata file (texts in the catalog
 # only when the gated metadata was ingested)
 STARTS_WITH_COMMENTS = ("FakeSV",)
@@ -41,11 +43,10 @@ def _all(values: list[bool | None]) -> bool | None:
     return None if any(v is None for v in values) else True
 
 
-def _ids(value: Any) -> list[int]:
-    return [value] if isinstance(value, int) else list(value or [])
 
-
-def _has_comment(video: str, wanted: Any, facts: IdleFacts) -> bool | None:
+def starts_with_comment(video: str, wanted: Any, facts: IdleFacts) -> bool | None:
+    """Whether `video` starts, in the runner's app, with a comment holding `wanted` (any comment when None);
+    None when the catalog does not know its starting comments."""
     texts = (facts.comments or {}).get(video) or []
     if texts:
         return wanted is None or any(str(wanted).strip(" \n") in text.strip(" \n") for text in texts)
@@ -69,11 +70,11 @@ def _playback(video: str | None, position: int, args: dict[str, Any], at_s: floa
 def check_holds(check: dict[str, Any], feed: list[str], at_s: float, facts: IdleFacts) -> bool | None:
     """Whether one check already holds `at_s` seconds after the app started, nothing done."""
     func, args = check.get("func"), check.get("args") or {}
-    targets = _ids(args.get("video_ids", args.get("video_id")))
+    targets = positions(args.get("video_ids", args.get("video_id")))
     if func in ("eval_like", "eval_collect", "eval_report"):
         return not targets  # nothing is liked, collected or reported; only an empty list of targets holds
     if func == "eval_comment":
-        return _all([_has_comment(feed[i], args.get("comment"), facts) if 0 <= i < len(feed) else False
+        return _all([starts_with_comment(feed[i], args.get("comment"), facts) if 0 <= i < len(feed) else False
                      for i in targets])
     if func == "eval_current_video":
         return targets == [0]

@@ -18,10 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from curation.env.checks import atoms
+from curation.env.checks import atoms, targets
 from curation.env.episodes import ToolCall
 from curation.env.replay import CATEGORIES, PROGRESS, VIEW_W, rebuild_state
-from curation.tasks.idle import PLAYBACK_TOLERANCE, STARTS_WITH_COMMENTS, IdleFacts, describe
+from curation.tasks.idle import PLAYBACK_TOLERANCE, IdleFacts, describe, starts_with_comment
 
 Call = tuple[str, dict[str, Any]]
 LIKE, COMMENT, COLLECT, REPORT = ((883, y) for y in (607, 691, 775, 858))
@@ -49,9 +49,6 @@ class PerfectVerdict:
     notes: list[str] = field(default_factory=list)  # the replay's line per call
 
 
-def _ids(value: Any) -> list[int]:
-    return [value] if isinstance(value, int) else list(value or [])
-
 
 def seek_x(fraction: float) -> int:
     """The progress bar's x (0–1000) for a fraction of the video, kept 3 px inside its ends (its edges are
@@ -68,8 +65,7 @@ def perfect_plan(checks: list[dict[str, Any]], durations: list[float | None]) ->
     playback: tuple[int, float] | None = None
     for check in checks:
         func, args = check.get("func"), check.get("args") or {}
-        targets = _ids(args.get("video_ids", args.get("video_id")))
-        for i in targets:
+        for i in targets(check):
             if func in ("eval_like", "eval_collect"):
                 acts.setdefault(i, []).append([tap(LIKE if func == "eval_like" else COLLECT)])
             elif func == "eval_report":
@@ -138,12 +134,15 @@ def prove_perfect(checks: list[dict[str, Any]], feed: list[str], facts: IdleFact
     if rebuilt.state is None:
         return PerfectVerdict(None, f"the replay cannot tell: {rebuilt.unknown_reason}", turns, rebuilt.notes)
     held = []
-    for name, ok in atoms(checks, rebuilt.state, current=rebuilt.current, replayed=True):
-        if name.startswith("eval_playback"):
-            ok = _playback_held(name, checks, rebuilt.playback, durations)
-        elif name.startswith("eval_comment") and ok is None:
-            ok = _in_starting_comments(int(name.split()[-1]), checks, feed, facts)
-        held.append((name, ok))
+    for check in checks:  # the runner's rule, check by check; playback and a video's own comments from the facts
+        for name, ok in atoms([check], rebuilt.state, current=rebuilt.current, replayed=True):
+            if check.get("func") == "eval_playback":
+                ok = _playback_held(check, rebuilt.playback, durations)
+            elif check.get("func") == "eval_comment" and ok is None:  # the agent's own comment did not meet it
+                i = int(name.split()[-1])
+                ok = starts_with_comment(feed[i] if 0 <= i < len(feed) else "", (check.get("args") or {}).get(
+                    "comment"), facts)
+            held.append((name, ok))
     failed = [name for name, ok in held if ok is False]
     if failed:
         return PerfectVerdict(False, f"{', '.join(failed)} not met after the plan", turns, rebuilt.notes)
@@ -153,29 +152,12 @@ def prove_perfect(checks: list[dict[str, Any]], feed: list[str], facts: IdleFact
     return PerfectVerdict(True, "", turns, rebuilt.notes)
 
 
-def _in_starting_comments(i: int, checks: list[dict[str, Any]], feed: list[str], facts: IdleFacts) -> bool | None:
-    """A comment check the agent's own comment did not meet: met by one the video starts with? None when the
-    catalog does not know that video's starting comments."""
-    video = feed[i] if 0 <= i < len(feed) else ""
-    texts = (facts.comments or {}).get(video)
-    if not texts:
-        if video.split("/", 1)[0] in STARTS_WITH_COMMENTS:
-            return None
-        texts = []
-    wanted = [(c.get("args") or {}).get("comment") for c in checks if c.get("func") == "eval_comment"
-              and i in _ids((c.get("args") or {}).get("video_ids", (c.get("args") or {}).get("video_id")))]
-    return all(w is None and texts or w is not None and any(str(w).strip() in t.strip() for t in texts)
-               for w in wanted)
-
-
-def _playback_held(name: str, checks: list[dict[str, Any]], playback: dict[str, Any] | None,
-                   durations: list[float | None]) -> bool | None:
+def _playback_held(check: dict[str, Any], playback: dict[str, Any] | None, durations: list[float | None]
+                   ) -> bool | None:
     """A playback check on the replay's end: the video paused where the seek put it (the runner's 5% of its
     length). None when the replay does not know the playback, or the video's length is needed and unknown."""
-    check = next(c for c in checks if c.get("func") == "eval_playback" and name == f"eval_playback "
-                 f"{_ids((c.get('args') or {}).get('video_ids', (c.get('args') or {}).get('video_id')))}")
     args = check.get("args") or {}
-    i = _ids(args.get("video_ids", args.get("video_id")))[0]
+    i = targets(check)[0]
     if not playback or playback.get("video") != i or playback.get("paused") is not True \
             or playback.get("seek_fraction") is None:
         return None
