@@ -9,29 +9,29 @@ remembered in `ls_tasks`. Only people the catalog knows, or named with `--add`, 
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
+from curation.annotate.cards import FeedCards
 from curation.core.catalog import Catalog
 from curation.core.errors import AnnotationError, UsageError
 from curation.core.resources import resource_text
 from curation.core.stage import StageRun, stage
-from curation.corpus.feeds import Feed, latest_feeds
+from curation.corpus.feeds import FeedKey, latest_versions
 from curation.labelstudio.accounts import (
     Account,
     ExportResult,
     Organizations,
-    current_admin,
     ensure_accounts,
     read_passwords,
 )
-from curation.labelstudio.client import base_url, connect, ls_call
+from curation.labelstudio.client import base_url, connect_as_admin, import_tasks, ls_call
 from curation.labelstudio.guide import guide_html
 from curation.labelstudio.people import check_people, split_names
 from curation.labelstudio.projects import KeptProject, keep_project
-from curation.labelstudio.render import feed_ref, list_fields, render_feeds
 
 
 def _rank(*parts: str) -> str:
@@ -92,9 +92,10 @@ def export_to_label_studio(run: StageRun, annotators: list[str], media_root: Pat
     catalog = run.db
     annotators = check_people(catalog, split_names(annotators), split_names(add), "annotator")
     from_file = read_passwords(passwords)
-    client = connect()
+    client, (admin_id, admin_email, home) = connect_as_admin()
     url = base_url()
-    feeds = [f for f in latest_feeds(catalog) if feed_ids is None or f.feed_id in feed_ids]
+    chosen = None if feed_ids is None else set(feed_ids)
+    feeds = [k for k in latest_versions(catalog) if chosen is None or k[0] in chosen]
     if not feeds:
         raise AnnotationError("no feeds to export: run `curate feeds build` first")
     label_config = resource_text("authoring.xml")
@@ -103,38 +104,22 @@ def export_to_label_studio(run: StageRun, annotators: list[str], media_root: Pat
                                      "WHERE base_url = ? GROUP BY 1", [url]).fetchall())
     load = dict(catalog.con.execute("SELECT annotator, count(DISTINCT feed_id) FROM ls_tasks "
                                     "WHERE base_url = ? GROUP BY 1", [url]).fetchall())
-    assigned = assign([f.feed_id for f in feeds], annotators, owner, load)
+    assigned = assign([f for f, _ in feeds], annotators, owner, load)
     result = ExportResult(run.counts)
     counts = run.counts
     counts.update(feeds=len(feeds), exported=0, already_exported=0, accounts_created=0, per_annotator={},
                   missing={}, resent=0)
     run.params.update(resend_missing=resend_missing)
-    admin_id, admin_email, home = current_admin(client)
     people = ensure_accounts(catalog, annotators, admin_email, from_file, result, run.run_id)
-    cards = FeedCards(catalog, media_root)
-    already = sent_versions(catalog)
-    # the cards of this run's people's feeds that look new (a feed stays with its owner, listed or not)
-    cards.render([f for f in feeds if assigned[f.feed_id] in annotators and (f.feed_id, f.version) not in already])
-    with Organizations(client, admin_id, home) as organizations:
+    already = SentVersions(catalog)
+    shares = {annotator: [k for k in feeds if assigned[k[0]] == annotator] for annotator in annotators}
+    with FeedCards(catalog, media_root) as cards, Organizations(client, admin_id, home) as organizations:
+        # each person's feeds that look new, rendered while Label Studio answers (a feed stays with its owner)
+        cards.render_ahead([[k for k in shares[annotator] if k not in already.now()] for annotator in annotators])
         for annotator in annotators:
             organizations.work_in(people[annotator].organization_id)
-            _send(run, client, people[annotator], [f for f in feeds if assigned[f.feed_id] == annotator],
-                  label_config, cards, resend_missing)
+            _send(run, client, people[annotator], shares[annotator], label_config, cards, already, resend_missing)
     return result
-
-
-class FeedCards:
-    """The feeds' cards, rendered in one read of the catalog for every feed that looks new when the export
-    starts; a feed found to need sending only later (a project lost on the server) is rendered then."""
-
-    def __init__(self, catalog: Catalog, media_root: Path) -> None:
-        self.catalog, self.media_root, self.html = catalog, media_root, {}
-
-    def render(self, feeds: list[Feed]) -> list[str]:
-        missing = [f for f in feeds if (f.feed_id, f.version) not in self.html]
-        for feed, html in zip(missing, render_feeds(self.catalog, missing, self.media_root), strict=True):
-            self.html[feed.feed_id, feed.version] = html
-        return [self.html[f.feed_id, f.version] for f in feeds]
 
 
 def sent_versions(catalog: Catalog) -> set[tuple[str, int]]:
@@ -146,108 +131,145 @@ def sent_versions(catalog: Catalog) -> set[tuple[str, int]]:
         "SELECT feed_id, base_feed_version FROM tasks WHERE ls_project_id IS NOT NULL", [base_url()]).fetchall()}
 
 
-def _send(run: StageRun, client: Any, account: Account, mine: list[Feed], label_config: str, cards: FeedCards,
-          resend_missing: bool) -> None:
+class SentVersions:
+    """`sent_versions`, read once per export and again only after the export made the catalog forget a send
+    (a project or task gone from the server, an id Label Studio gave again): each person's share otherwise
+    read all of it again (4 ms a person with 6,000 feeds sent)."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog, self._known = catalog, None
+
+    def now(self) -> set[FeedKey]:
+        if self._known is None:
+            self._known = sent_versions(self.catalog)
+        return self._known
+
+    def forget(self) -> None:
+        self._known = None
+
+    def add(self, keys: list[FeedKey]) -> None:
+        if self._known is not None:
+            self._known.update(keys)
+
+
+def _send(run: StageRun, client: Any, account: Account, mine: list[FeedKey], label_config: str,
+          cards: FeedCards, already: SentVersions, resend_missing: bool) -> None:
     """One annotator's share: their project made or checked, what the server lost named (and forgotten as
     sent with `resend_missing`), and the feeds not there yet sent (the admin works in their organization)."""
     catalog, counts, url, annotator = run.db, run.counts, base_url(), account.annotator
     with catalog.transaction():
-        project_id, held = ensure_project(client, catalog, str(run.run_id), account, label_config, cards.media_root)
+        project_id, held, forgot = ensure_project(client, catalog, str(run.run_id), account, label_config,
+                                                  cards.media_root)
         live = live_task_ids(client, catalog, project_id, annotator, held)
         gone = reconcile(live, catalog, project_id, annotator, resend_missing)
     if gone:
         counts["missing"][annotator] = {"project": project_id, "feeds": gone, "resent": resend_missing}
-    sent = sent_versions(catalog)  # read after ensure_project, which forgets a deleted project's tasks
-    todo = [f for f in mine if (f.feed_id, f.version) not in sent]
-    if todo:  # tasks a killed run sent but never recorded are taken on, not sent twice
+    if forgot or (gone and resend_missing):
+        already.forget()
+    sent = already.now()
+    todo = [k for k in mine if k not in sent]
+    if todo and live is not None:  # tasks a killed run sent but never recorded are taken on, not sent twice
         todo = take_on_unrecorded(client, catalog, project_id, annotator, live, todo, str(run.run_id))
     # "already in Label Studio" only for what is there: a task gone from the server is counted as missing
-    counts["already_exported"] += len(mine) - len(todo) - len(
-        {f.feed_id for f in mine if (f.feed_id, f.version) in sent} & {f for f, _ in gone})
+    counts["already_exported"] += len(mine) - len(todo) - len({k[0] for k in mine if k in sent} & {f for f, _ in gone})
     counts["per_annotator"][annotator] = {"feeds": len(mine), "new": len(todo)}
     if not todo:
         return
-    payload = [{"data": {"feed_html": html, "feed_ref": feed_ref(f), "feed_id": f.feed_id, "feed_version": f.version,
-                         "feedback": "", **list_fields(f, "to_write")}}
-               for f, html in zip(todo, cards.render(todo), strict=True)]
-    response = ls_call(f"the tasks for {annotator}", client.projects.import_tasks, id=project_id, request=payload,
-                       return_task_ids=True)
-    task_ids = list(response.task_ids or [])
+    task_ids = import_tasks(client, f"the tasks for {annotator}", project_id, cards.tasks_json(todo))
     if len(task_ids) != len(todo):
         raise AnnotationError(f"Label Studio returned {len(task_ids)} task ids for {len(todo)} feeds")
     with catalog.transaction():
         # an id Label Studio gives a new task names no earlier one any more (ids come back after a restore)
-        catalog.con.execute("DELETE FROM ls_tasks WHERE base_url = ? AND list_contains(?, ls_task_id)",
-                            [url, task_ids])
+        reused = catalog.con.execute("DELETE FROM ls_tasks WHERE base_url = ? AND list_contains(?, ls_task_id)",
+                                     [url, task_ids]).fetchone()
         record_tasks(catalog, [(project_id, task_id, feed, annotator)
                                for feed, task_id in zip(todo, task_ids, strict=True)], str(run.run_id))
+    if reused and reused[0]:
+        already.forget()
+    already.add(todo)
     counts["exported"] += len(todo)
     if resend_missing:
         counts["resent"] += len({f for f, _ in counts["missing"].get(annotator, {}).get("feeds", [])}
-                                & {f.feed_id for f in todo})
+                                & {k[0] for k in todo})
 
 
 def live_task_ids(client: Any, catalog: Catalog, project_id: int, annotator: str, held: int | None = None
-                  ) -> set[int]:
-    """The ids of the tasks the project holds (`held`: how many, when the caller just asked Label Studio).
-    When it holds as many as the catalog recorded sending, those
-    are taken to be the ones (only the toolkit adds tasks; a loss and an unrecorded send of the same size at
-    once is what this does not see); else listed, without their data (the cards make a full listing of
-    1,000 tasks take seconds, an id listing of 400 a tenth of one, the count a fortieth)."""
-    recorded = {r[0] for r in catalog.con.execute("SELECT ls_task_id FROM ls_tasks WHERE base_url = ? AND "
-                                                  "project_id = ?", [base_url(), project_id]).fetchall()}
+                  ) -> set[int] | None:
+    """The ids of the tasks the project holds (`held`: how many, when the caller just asked Label Studio), or
+    None when it holds as many as the catalog recorded sending: only the toolkit adds tasks, so those are
+    taken to be the ones (a loss and an unrecorded send of the same size at once is what this does not
+    see). Else listed, without their data (the cards make a full listing of 1,000 tasks take seconds, an id
+    listing of 400 a tenth of one, the count a fortieth)."""
+    recorded = catalog.scalar("SELECT count(*) FROM ls_tasks WHERE base_url = ? AND project_id = ?",
+                              [base_url(), project_id])
     if held is None:
         held = ls_call(f"{annotator}'s project", client.projects.get, id=project_id).task_number
-    if held == len(recorded):
-        return recorded
+    if held == recorded:
+        return None
     return set(ls_call(f"{annotator}'s tasks", lambda: [
         t.id for t in client.tasks.list(project=project_id, include="id", fields="task_only", page_size=1000)]))
 
 
 def take_on_unrecorded(client: Any, catalog: Catalog, project_id: int, annotator: str, live: set[int],
-                       todo: list[Feed], run_id: str) -> list[Feed]:
+                       todo: list[FeedKey], run_id: str) -> list[FeedKey]:
     """Record the project's tasks that carry a feed version still to send but that the catalog does not
     know (an export killed between Label Studio's import and the catalog's record); the feeds left to send."""
     recorded = {r[0] for r in catalog.con.execute("SELECT ls_task_id FROM ls_tasks WHERE base_url = ? AND "
                                                   "project_id = ?", [base_url(), project_id]).fetchall()}
-    wanted = {(f.feed_id, f.version): f for f in todo}
+    wanted = dict.fromkeys(todo)
     found = []
-    for task_id in sorted(live - recorded):
-        data = ls_call("a task the catalog did not record", client.tasks.get, id=str(task_id)).data or {}
-        feed = wanted.pop((data.get("feed_id"), data.get("feed_version")), None)
-        if feed is not None:
-            found.append((project_id, task_id, feed, annotator))
+    for task in unrecorded_tasks(client, project_id, sorted(live - recorded)):
+        key = ((task.data or {}).get("feed_id"), (task.data or {}).get("feed_version"))
+        if key in wanted:
+            del wanted[key]
+            found.append((project_id, task.id, key, annotator))
     with catalog.transaction():
         record_tasks(catalog, found, run_id)
-    return list(wanted.values())
+    return list(wanted)
 
 
-def record_tasks(catalog: Catalog, sent: list[tuple[int, int, Feed, str]], run_id: str) -> None:
-    """(project, Label Studio task, feed, annotator) rows of `ls_tasks`, written in one statement."""
+UNRECORDED_PAGE = 200  # task ids named in one listing's query (the cards make a page of tasks 2 MB)
+
+
+def unrecorded_tasks(client: Any, project_id: int, task_ids: list[int]) -> list[Any]:
+    """The tasks `task_ids` with their data, a page of ids per listing (one request per task took 45 s for the
+    1,000 tasks a killed export of 1,000 feeds leaves)."""
+    tasks = []
+    for start in range(0, len(task_ids), UNRECORDED_PAGE):
+        chosen = task_ids[start:start + UNRECORDED_PAGE]
+        query = json.dumps({"selectedItems": {"all": False, "included": chosen}})
+        tasks += ls_call("the tasks the catalog did not record", lambda q=query: list(client.tasks.list(
+            project=project_id, query=q, fields="task_only", page_size=UNRECORDED_PAGE)))
+    return tasks
+
+
+def record_tasks(catalog: Catalog, sent: list[tuple[int, int, FeedKey, str]], run_id: str) -> None:
+    """(project, Label Studio task, feed version, annotator) rows of `ls_tasks`, written in one statement."""
     if not sent:
         return
     table = pa.table({"base_url": [base_url()] * len(sent), "project_id": [s[0] for s in sent],
-                      "ls_task_id": [s[1] for s in sent], "feed_id": [s[2].feed_id for s in sent],
-                      "feed_version": pa.array([s[2].version for s in sent], pa.int32()),
+                      "ls_task_id": [s[1] for s in sent], "feed_id": [s[2][0] for s in sent],
+                      "feed_version": pa.array([s[2][1] for s in sent], pa.int32()),
                       "annotator": [s[3] for s in sent], "run_id": [run_id] * len(sent)})
     with catalog.staged(sent=table):
         catalog.insert_staged("ls_tasks", "sent", table.column_names)
 
 
-def reconcile(live: set[int], catalog: Catalog, project_id: int, annotator: str, resend: bool
+def reconcile(live: set[int] | None, catalog: Catalog, project_id: int, annotator: str, resend: bool
               ) -> list[tuple[str, int]]:
     """The feeds the catalog sent to this project whose Label Studio tasks are gone (deleted on the server,
     or a restored backup that predates them): (feed, version), named either way; with `resend`, forgotten
     as sent so that this export sends them again, unless the catalog already imported a task written on
     that feed version (the annotation is kept in the catalog; sending the feed again would invite a
-    second task). `live`: the project's task ids. An id Label Studio gave again after a restore is
-    taken from the lost task when the export records the new one (only the toolkit adds tasks)."""
-    url = base_url()
-    sent = catalog.rows("SELECT ls_task_id, feed_id, feed_version FROM ls_tasks WHERE base_url = ? "
-                        "AND project_id = ? AND annotator = ?", [url, project_id, annotator])
-    if not sent:
+    second task). `live`: the project's task ids, None when it holds what the catalog recorded. An id Label
+    Studio gave again after a restore is taken from the lost task when the export records the new one (only
+    the toolkit adds tasks)."""
+    if live is None:
         return []
-    gone = [r for r in sent if r["ls_task_id"] not in live]
+    url = base_url()
+    gone = catalog.rows("SELECT ls_task_id, feed_id, feed_version FROM ls_tasks WHERE base_url = ? AND project_id = ? "
+                        "AND annotator = ? AND NOT list_contains(?, ls_task_id)",
+                        [url, project_id, annotator, sorted(live)])
     if resend:
         imported = {(r[0], r[1]) for r in catalog.con.execute(
             "SELECT feed_id, base_feed_version FROM tasks WHERE ls_project_id = ?", [project_id]).fetchall()}

@@ -23,8 +23,8 @@ from curation.core.stage import StageRun, stage
 from curation.corpus.feed_edit import edit_feed
 from curation.corpus.feeds import Feed, load_feed
 from curation.corpus.playable import rule_context
-from curation.labelstudio.accounts import current_admin, in_organization
-from curation.labelstudio.client import base_url, connect
+from curation.labelstudio.accounts import in_organization
+from curation.labelstudio.client import base_url, connect_as_admin
 from curation.labelstudio.projects import annotation_sha, feedback_text, project_tasks, read_fields, update_task_data
 from curation.labelstudio.render import feed_ref, list_fields, render_feed
 from curation.tasks.judge import judge_draft
@@ -85,7 +85,7 @@ def import_from_label_studio(run: StageRun, feeds_config: FeedsConfig,
     """`media_root`: the served media folder the cards' players point into (as for the export)."""
     catalog = run.db
     media = media_root or Path("build/media")
-    client = connect()
+    client, (admin_id, _, home) = connect_as_admin()
     url = base_url()
     projects = catalog.rows("SELECT * FROM ls_projects WHERE base_url = ? ORDER BY project_id", [url])
     run.params.update(base_url=url, projects=len(projects))
@@ -98,7 +98,6 @@ def import_from_label_studio(run: StageRun, feeds_config: FeedsConfig,
         return rule_context(catalog, sources, feeds_config)
 
     user_of = {r["annotator_user_id"]: r["annotator"] for r in projects if r["annotator_user_id"] is not None}
-    admin_id, _, home = current_admin(client)
     for project in projects:
         organization = project["organization_id"]
         with in_organization(client, admin_id, organization, home) if organization else nullcontext():

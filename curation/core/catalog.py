@@ -9,6 +9,7 @@ stage runner (`curation.core.stage`), never by a stage itself.
 
 from __future__ import annotations
 
+import copy
 import subprocess
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -146,6 +147,17 @@ class Catalog:
             self.note_holder(**{k: v for k, v in said.items() if k in ("stage", "run_id", "progress")})
             if pressed:
                 raise KeyboardInterrupt
+
+    @contextmanager
+    def reader(self) -> Iterator[Catalog]:
+        """The same catalog through a connection of its own, for reading in another thread while this one goes
+        on (a DuckDB connection serves one thread at a time). It sees what was committed; it never writes."""
+        view = copy.copy(self)
+        view.con, view._depth = self.con.cursor(), 0
+        try:
+            yield view
+        finally:
+            view.con.close()
 
     def __enter__(self) -> Catalog:
         return self

@@ -25,8 +25,8 @@ from typing import Any
 from curation.core.catalog import Catalog
 from curation.core.errors import AnnotationError, InputError, PrerequisiteError, UsageError
 from curation.core.stage import RunResult
-from curation.labelstudio.client import base_url, ls_call
-from curation.labelstudio.people import annotator_email, remember_person
+from curation.labelstudio.client import Admin, admin_of, base_url, ls_call
+from curation.labelstudio.people import annotator_email, remember_people
 from curation.labelstudio.server import label_studio_bin
 
 PASSWORD_ENV = "LABEL_STUDIO_ANNOTATOR_PASSWORD"
@@ -227,9 +227,8 @@ def choose_password(annotator: str, from_file: dict[str, str]) -> tuple[str, boo
     return secrets.token_urlsafe(12), True
 
 
-def current_admin(client: Any) -> tuple[int, str, int | None]:
-    me = client.users.whoami()
-    return int(me.id), str(me.email), getattr(me, "active_organization", None)
+def current_admin(client: Any) -> Admin:
+    return admin_of(client.users.whoami())
 
 
 @contextmanager
@@ -284,12 +283,19 @@ def ensure_accounts(catalog: Catalog, people: list[str], admin_email: str, from_
     accounts: dict[str, Account] = {}
     wanted: list[Wanted] = []
     generated: set[str] = set()
+    by_person: dict[str, list[dict[str, Any]]] = {}
+    for r in catalog.rows("SELECT annotator AS person, project_id, annotator_user_id, organization_id "
+                          "FROM ls_projects WHERE base_url = ? AND list_contains(?, annotator) ORDER BY project_id",
+                          [url, people]):
+        by_person.setdefault(r["person"], []).append(r)
+    # the organization a person's QC work made, for someone with no authoring project yet
+    elsewhere_of: dict[str, list[dict[str, Any]]] = {}
+    for r in catalog.rows("SELECT person, user_id AS annotator_user_id, organization_id FROM qc_projects "
+                          "WHERE base_url = ? AND list_contains(?, person) AND purpose <> 'adjudication' "
+                          "AND organization_id IS NOT NULL", [url, people]):
+        elsewhere_of.setdefault(r["person"], []).append(r)
     for person in people:
-        known = catalog.rows("SELECT project_id, annotator_user_id, organization_id FROM ls_projects "
-                             "WHERE base_url = ? AND annotator = ?", [url, person])
-        elsewhere = catalog.rows("SELECT user_id AS annotator_user_id, organization_id FROM qc_projects "
-                                 "WHERE base_url = ? AND person = ? AND purpose <> 'adjudication' "
-                                 "AND organization_id IS NOT NULL", [url, person])
+        known, elsewhere = by_person.get(person, []), elsewhere_of.get(person, [])
         found = next((f for f in (known, elsewhere) if f and f[0]["organization_id"] is not None), None)
         if found and person not in from_file:
             accounts[person] = Account(person, annotator_email(person), found[0]["annotator_user_id"],
@@ -309,6 +315,5 @@ def ensure_accounts(catalog: Catalog, people: list[str], admin_email: str, from_
         if want.person in generated and account.created:
             result.passwords[want.person] = want.password
         result.counts["accounts_created"] += account.created
-    for person in people:
-        remember_person(catalog, person, run_id)
+    remember_people(catalog, people, run_id)
     return {person: accounts[person] for person in people}

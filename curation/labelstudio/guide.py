@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import html
 import re
-from functools import cache
+from functools import cache, lru_cache
 
 from curation.core.resources import resource_text
 
@@ -37,6 +37,7 @@ def guide_html() -> str:
     return MarkdownIt("commonmark", {"html": False}).enable("table").render(source).strip()
 
 
+@lru_cache(maxsize=16)  # an export compares every person's project with the same guide
 def html_shape(text: str | None) -> str:
     """Tags (names only) and visible text with runs of white space made one: what stays the same when
     Label Studio's cleaner rewrites entities, quoting or `<hr />` as `<hr>`."""

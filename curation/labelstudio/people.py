@@ -94,5 +94,10 @@ def check_people(catalog: Catalog, named: list[str], add: list[str], role: str) 
 
 def remember_person(catalog: Catalog, name: str, run_id: str | None) -> None:
     """Record a person whose account the toolkit made or used (once; the first run is kept)."""
-    catalog.con.execute("INSERT INTO people (name, added_at, run_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-                        [name, now(), run_id])
+    remember_people(catalog, [name], run_id)
+
+
+def remember_people(catalog: Catalog, names: list[str], run_id: str | None) -> None:
+    """`remember_person` for many, in one statement."""
+    catalog.con.execute("INSERT INTO people (name, added_at, run_id) SELECT unnest(?::VARCHAR[]), ?, ? "
+                        "ON CONFLICT DO NOTHING", [names, now(), run_id])

@@ -26,6 +26,7 @@ class KeptProject(NamedTuple):
 
     project_id: int
     task_number: int | None
+    forgot_tasks: bool = False  # the project the catalog knew was gone, and the tasks sent to it forgotten
 
 
 def ensure_project(client: Any, catalog: Catalog, table: str, items_table: str, key: dict[str, Any],
@@ -52,7 +53,8 @@ def keep_project(client: Any, catalog: Catalog, table: str, items_table: str, ke
                                 list(key.values())).fetchone()
     url = key["base_url"]
     current = _project_or_none(client, known[0]) if known else None
-    if known and current is None:  # deleted on the server: forgotten with the tasks sent to it
+    lost = bool(known) and current is None
+    if lost:  # deleted on the server: forgotten with the tasks sent to it
         catalog.con.execute(f"DELETE FROM {items_table} WHERE base_url = ? AND project_id = ?", [url, known[0]])
         catalog.con.execute(f"DELETE FROM {table} WHERE base_url = ? AND project_id = ?", [url, known[0]])
         known = None
@@ -83,7 +85,7 @@ def keep_project(client: Any, catalog: Catalog, table: str, items_table: str, ke
         ls_call("serving the normalised media", client.import_storage.local.create, project=adopted,
                 path=str(media_root.resolve()), title="normalised media", use_blob_urls=False)
     catalog.insert(table, {**key, **row, "project_id": adopted, "title": title, "config_sha256": sha})
-    return KeptProject(adopted, held)
+    return KeptProject(adopted, held, lost)
 
 
 # What `keep_project` compares and counts: asked for by name, Label Studio skips the dozen task and

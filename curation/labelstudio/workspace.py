@@ -13,8 +13,8 @@ from typing import Any
 from curation.core.catalog import Catalog, now
 from curation.core.progress import note
 from curation.core.stage import StageRun
-from curation.labelstudio.accounts import ExportResult, current_admin, ensure_account, in_organization, read_passwords
-from curation.labelstudio.client import base_url, connect, ls_call
+from curation.labelstudio.accounts import ExportResult, ensure_account, in_organization, read_passwords
+from curation.labelstudio.client import base_url, connect_as_admin, ls_call
 from curation.labelstudio.guide import guide_html
 from curation.labelstudio.projects import annotation_sha, ensure_project, latest_annotation, project_tasks, send_tasks
 
@@ -31,8 +31,7 @@ class Session:
 
 
 def open_session(passwords: Path | None = None) -> Session:
-    client = connect()
-    admin_id, admin_email, home = current_admin(client)
+    client, (admin_id, admin_email, home) = connect_as_admin()
     return Session(client, admin_id, admin_email, home, read_passwords(passwords))
 
 

@@ -5,15 +5,19 @@ against a real server."""
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
 
+import curation.annotate.export as export
 from curation.annotate.export import export_to_label_studio
 from curation.core.catalog import Catalog
 from curation.core.config import load_config
+from curation.core.resources import resource_text
 from curation.corpus.feeds import build_feed_set
 from curation.labelstudio.accounts import current_admin, in_organization
+from curation.labelstudio.client import import_tasks
 from tests.annotate.test_labelstudio import result
 from tests.cli.test_cli import curate
 from tests.labelstudio import login
@@ -133,3 +137,19 @@ def test_an_export_that_fails_part_way_leaves_nothing_a_rerun_duplicates(cluster
         recorded = sorted(r[0] for r in cat.con.execute(
             "SELECT ls_task_id FROM ls_tasks WHERE project_id = ?", orphan).fetchall())
     assert recorded == live_tasks(ls_client, organization, orphan[0]) and len(recorded) == 5
+
+
+def test_tasks_the_catalog_did_not_record_are_read_by_id_a_page_at_a_time(ls_client, monkeypatch):
+    """A killed export of 1,000 feeds leaves 1,000 tasks to take on: they are read by id in pages, and only
+    the ones named (a page of the project's other tasks would cost as much as the whole listing)."""
+    project = ls_client.projects.create(title="unrecorded", label_config=resource_text("authoring.xml"))
+    try:
+        ids = import_tasks(ls_client, "seven tasks", project.id, json.dumps(
+            [{"data": {"feed_html": f"card {i}", "feed_id": f"f{i}", "feed_version": 1}} for i in range(7)]).encode())
+        monkeypatch.setattr(export, "UNRECORDED_PAGE", 2)
+        asked = [ids[1], ids[4], ids[5]]
+        got = export.unrecorded_tasks(ls_client, project.id, asked)
+        assert sorted(t.id for t in got) == asked
+        assert sorted(t.data["feed_id"] for t in got) == ["f1", "f4", "f5"]
+    finally:
+        ls_client.projects.delete(id=project.id)

@@ -3,17 +3,21 @@ nothing else: a bug inside a call is a failed run with its traceback, never "not
 
 from __future__ import annotations
 
+import json
 import socket
+import threading
 
+import httpx
 import pytest
 from label_studio_sdk import LabelStudio
 
 from curation.core.catalog import Catalog
 from curation.core.config import load_config
 from curation.core.errors import AnnotationError
+from curation.core.resources import resource_text
 from curation.core.services import free_port
 from curation.corpus.feeds import build_feed_set
-from curation.labelstudio.client import ls_call
+from curation.labelstudio.client import http_client, import_tasks, ls_call
 from tests.cli.planted import assert_bug_kept, curate_with_bug, last_run
 from tests.cli.test_cli import curate
 
@@ -38,15 +42,16 @@ def test_a_bug_while_connecting_is_not_an_unreachable_server(clustered_catalog, 
 
 def test_a_bug_inside_a_call_is_not_a_refusal_or_silence(clustered_catalog, label_studio):
     db = exportable(clustered_catalog)
-    out = curate_with_bug("label_studio_sdk.projects.client_ext:ProjectsClientExt.import_tasks",
-                          "KeyError:task_ids", "--catalog", db, "annotate", "export", "--add", "zed")
+    out = curate_with_bug("label_studio_sdk.projects.client:ProjectsClient.create",
+                          "KeyError:id", "--catalog", db, "annotate", "export", "--add", "zed")
     assert out.returncode == 1
-    assert out.stderr.startswith("error: unexpected KeyError: 'task_ids'"), out.stderr
+    assert out.stderr.startswith("error: unexpected KeyError: 'id'"), out.stderr
     assert "refused" not in out.stderr and "did not answer" not in out.stderr
     with Catalog(db) as cat:
         run = last_run(cat, "annotate-export")
-        assert run["status"] == "failed" and run["error"] == "KeyError: 'task_ids'"
+        assert run["status"] == "failed" and run["error"] == "KeyError: 'id'"
         assert "in ls_call" in run["traceback"] and "in export_to_label_studio" in run["traceback"]
+        assert cat.scalar("SELECT count(*) FROM ls_projects") == 0  # no project recorded as made
         assert cat.scalar("SELECT count(*) FROM ls_tasks") == 0  # no task recorded as sent
 
 
@@ -76,3 +81,37 @@ def test_a_refusal_no_answer_and_a_timeout_are_each_one_clear_error(label_studio
                            timeout=1)
         with pytest.raises(AnnotationError, match=r"^Label Studio did not answer who I am \(ReadTimeout\)$"):
             ls_call("who I am", slow.users.whoami)
+
+
+def test_the_bulk_import_of_encoded_tasks_names_what_label_studio_refused(label_studio):
+    """The export sends its tasks already encoded, past the SDK's own import method: a refusal is still one
+    line with Label Studio's reason, and a plain-HTTP client never follows a redirect to HTTPS."""
+    url = label_studio["url"]
+    admin = LabelStudio(base_url=url, api_key=label_studio["token"], httpx_client=http_client(url))
+    with pytest.raises(AnnotationError, match=r"^Label Studio refused the tasks for nobody: HTTP 404"):
+        import_tasks(admin, "the tasks for nobody", 987654, b'[{"data": {"feed_html": "x"}}]')
+    project = admin.projects.create(title="encoded import", label_config=resource_text("authoring.xml"))
+    try:
+        ids = import_tasks(admin, "two tasks", project.id, json.dumps(
+            [{"data": {"feed_html": "<b>一</b>", "feed_ref": "a"}}, {"data": {"feed_html": "二", "feed_ref": "b"}}],
+            ensure_ascii=False).encode())
+        assert len(ids) == 2 and [admin.tasks.get(id=str(i)).data["feed_html"] for i in ids] == ["<b>一</b>", "二"]
+        with pytest.raises(AnnotationError, match=r"^Label Studio refused broken JSON: HTTP 400"):
+            import_tasks(admin, "broken JSON", project.id, b'[{"data": ')
+    finally:
+        admin.projects.delete(id=project.id)
+    with socket.socket() as redirecting:  # answers every request with a redirect to an HTTPS address
+        redirecting.bind(("127.0.0.1", 0))
+        redirecting.listen()
+        port = redirecting.getsockname()[1]
+
+        def answer() -> None:
+            conn, _ = redirecting.accept()
+            with conn:
+                conn.recv(65536)
+                conn.sendall(f"HTTP/1.1 301 Moved\r\nLocation: https://127.0.0.1:{port}/x\r\n"
+                             "Content-Length: 0\r\nConnection: close\r\n\r\n".encode())
+
+        threading.Thread(target=answer, daemon=True).start()
+        with pytest.raises(httpx.UnsupportedProtocol, match="plain-HTTP"):
+            http_client(f"http://127.0.0.1:{port}").get(f"http://127.0.0.1:{port}/api/projects/")
