@@ -20,7 +20,8 @@ from typing import Any
 
 from curation.env.checks import atoms, targets
 from curation.env.episodes import ToolCall
-from curation.env.replay import CATEGORIES, PROGRESS, VIEW_W, rebuild_state
+from curation.env.page import CATEGORIES, PROGRESS, VIEW_W
+from curation.env.replay import rebuild_state
 from curation.tasks.idle import PLAYBACK_TOLERANCE, IdleFacts, describe, starts_with_comment
 
 Call = tuple[str, dict[str, Any]]
