@@ -153,3 +153,30 @@ def test_tasks_the_catalog_did_not_record_are_read_by_id_a_page_at_a_time(ls_cli
         assert sorted(t.data["feed_id"] for t in got) == ["f1", "f4", "f5"]
     finally:
         ls_client.projects.delete(id=project.id)
+
+
+def test_a_project_deleted_on_the_server_is_made_again_with_all_its_feeds(clustered_catalog, label_studio,
+                                                                          ls_client):
+    """The second of two people loses her whole project on the server: the next export of both makes her a new
+    one and sends all her feeds to it, and the first person's feeds stay where they are."""
+    build_feed_set(clustered_catalog, load_config().feeds, 6, seed=97)
+    cat = clustered_catalog
+    first = export_to_label_studio(cat, [], label_studio["media"], add=["pia", "quin"])
+    assert first["exported"] == 6
+    before = {r["annotator"]: r for r in cat.rows("SELECT annotator, project_id, organization_id FROM ls_projects "
+                                                  "WHERE annotator IN ('pia', 'quin')")}
+    hers = sorted(r[0] for r in cat.con.execute(
+        "SELECT feed_id FROM ls_tasks WHERE annotator = 'quin'").fetchall())
+    admin_id, _, home = current_admin(ls_client)
+    with in_organization(ls_client, admin_id, before["quin"]["organization_id"], home):
+        ls_client.projects.delete(id=before["quin"]["project_id"])
+
+    again = export_to_label_studio(cat, ["pia", "quin"], label_studio["media"])
+    assert again["exported"] == len(hers) and again["per_annotator"]["pia"] == {"feeds": 6 - len(hers), "new": 0}
+    made = cat.scalar("SELECT project_id FROM ls_projects WHERE annotator = 'quin'")
+    assert made != before["quin"]["project_id"]
+    assert sorted(r[0] for r in cat.con.execute(
+        "SELECT feed_id FROM ls_tasks WHERE project_id = ?", [made]).fetchall()) == hers
+    assert len(live_tasks(ls_client, before["quin"]["organization_id"], made)) == len(hers)
+    kept = cat.scalar("SELECT count(*) FROM ls_tasks WHERE project_id = ?", [before["pia"]["project_id"]])
+    assert kept == 6 - len(hers)
