@@ -23,7 +23,7 @@ from curation.core.errors import AnnotationError
 from curation.corpus.feeds import Feed, FeedKey, load_feeds
 from curation.labelstudio.render import VideoCards, feed_ref, list_fields, render_feeds
 
-HANDOVER_S = 0.0005
+HANDOVER_S = 0.0005  # the longest a thread keeps the interpreter while the worker runs (CPython: 5 ms)
 
 
 def task_data(feed: Feed, html: str) -> dict[str, Any]:

@@ -122,7 +122,7 @@ def export_to_label_studio(run: StageRun, annotators: list[str], media_root: Pat
     return result
 
 
-def sent_versions(catalog: Catalog) -> set[tuple[str, int]]:
+def sent_versions(catalog: Catalog) -> set[FeedKey]:
     """The feed versions that are not new work: sent to this server (per `ls_tasks`); produced by an annotator's
     own edit (that task's feed); or written on (imported), even if its Label Studio task is gone."""
     return {(f, v) for f, v in catalog.con.execute(
