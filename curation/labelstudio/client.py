@@ -119,6 +119,8 @@ def connect_as_admin() -> tuple[Any, Admin]:
     client = LabelStudio(base_url=url, api_key=key, timeout=60, httpx_client=http_client(url))
     try:
         me = client.users.whoami()
+    except httpx.UnsupportedProtocol as exc:  # a plain-HTTP address that sends us to HTTPS (_plain_http_transport)
+        raise AnnotationError(str(exc)) from None
     except ApiError as exc:
         if exc.status_code in (401, 403):
             raise AnnotationError(f"Label Studio at {url} refused the API key "

@@ -7,7 +7,6 @@ import json
 import socket
 import threading
 
-import httpx
 import pytest
 from label_studio_sdk import LabelStudio
 
@@ -17,7 +16,7 @@ from curation.core.errors import AnnotationError
 from curation.core.resources import resource_text
 from curation.core.services import free_port
 from curation.corpus.feeds import build_feed_set
-from curation.labelstudio.client import http_client, import_tasks, ls_call
+from curation.labelstudio.client import connect_as_admin, http_client, import_tasks, ls_call
 from tests.cli.planted import assert_bug_kept, curate_with_bug, last_run
 from tests.cli.test_cli import curate
 
@@ -83,7 +82,7 @@ def test_a_refusal_no_answer_and_a_timeout_are_each_one_clear_error(label_studio
             ls_call("who I am", slow.users.whoami)
 
 
-def test_the_bulk_import_of_encoded_tasks_names_what_label_studio_refused(label_studio):
+def test_the_bulk_import_of_encoded_tasks_names_what_label_studio_refused(label_studio, monkeypatch):
     """The export sends its tasks already encoded, past the SDK's own import method: a refusal is still one
     line with Label Studio's reason, and a plain-HTTP client never follows a redirect to HTTPS."""
     url = label_studio["url"]
@@ -113,5 +112,7 @@ def test_the_bulk_import_of_encoded_tasks_names_what_label_studio_refused(label_
                              "Content-Length: 0\r\nConnection: close\r\n\r\n".encode())
 
         threading.Thread(target=answer, daemon=True).start()
-        with pytest.raises(httpx.UnsupportedProtocol, match="plain-HTTP"):
-            http_client(f"http://127.0.0.1:{port}").get(f"http://127.0.0.1:{port}/api/projects/")
+        monkeypatch.setenv("LABEL_STUDIO_URL", f"http://127.0.0.1:{port}")
+        with pytest.raises(AnnotationError, match=r"^Label Studio at a plain-HTTP address sent us to https://.*; "
+                           "give its HTTPS address in LABEL_STUDIO_URL$"):
+            connect_as_admin()
