@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from curation.core.config import secret
-from curation.core.errors import AnnotationError
+from curation.core.errors import AnnotationError, ConfigError
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 
@@ -116,6 +116,8 @@ def connect_as_admin() -> tuple[Any, Admin]:
 
     key = secret("LABEL_STUDIO_API_KEY", "the Label Studio API token")
     url = base_url()
+    if httpx.URL(url).scheme not in ("http", "https"):
+        raise ConfigError(f"LABEL_STUDIO_URL must start with http:// or https:// (it is {url!r})")
     client = LabelStudio(base_url=url, api_key=key, timeout=60, httpx_client=http_client(url))
     try:
         me = client.users.whoami()
@@ -141,9 +143,18 @@ def http_client(url: str) -> Any:
     are kept."""
     import httpx
 
-    if url.startswith("https://"):
+    parsed = httpx.URL(url)
+    if parsed.scheme != "http":
         return httpx.Client(timeout=60, follow_redirects=True)
+    if _proxied(parsed.host):  # the plain transport would bypass the proxy the environment names
+        return httpx.Client(timeout=60, follow_redirects=True, limits=httpx.Limits(max_keepalive_connections=0))
     return httpx.Client(timeout=60, follow_redirects=True, transport=_plain_http_transport())
+
+
+def _proxied(host: str) -> bool:
+    import urllib.request
+
+    return bool(urllib.request.getproxies().get("http")) and not urllib.request.proxy_bypass(host)
 
 
 def _plain_http_transport() -> Any:

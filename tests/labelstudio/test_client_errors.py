@@ -66,6 +66,16 @@ def test_a_closed_port_is_still_not_reachable_in_one_line(clustered_catalog, lab
         assert run["status"] == "failed" and "is not reachable (ConnectError)" in run["error"]
 
 
+def test_an_address_without_its_scheme_is_named_not_called_unreachable(clustered_catalog, label_studio,
+                                                                       monkeypatch):
+    db = exportable(clustered_catalog)
+    monkeypatch.setenv("LABEL_STUDIO_URL", label_studio["url"].removeprefix("http://"))
+    out = curate("--catalog", db, "annotate", "export", "--add", "zed")
+    assert out.returncode == 1
+    assert out.stderr.strip().splitlines() == [
+        f"error: LABEL_STUDIO_URL must start with http:// or https:// (it is '{label_studio['url'][7:]}')"]
+
+
 def test_a_refusal_no_answer_and_a_timeout_are_each_one_clear_error(label_studio):
     admin = LabelStudio(base_url=label_studio["url"], api_key=label_studio["token"])
     with pytest.raises(AnnotationError, match=r"^Label Studio refused project 987654: HTTP 404"):
