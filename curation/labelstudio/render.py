@@ -99,13 +99,13 @@ def render_feed(catalog: Catalog, feed: Feed, media_root: Path) -> str:
 VideoCards = dict[str, tuple[str, bool]]  # video -> its card after the position, and whether it has a video file
 
 
-def render_feeds(catalog: Catalog, feeds: list[Feed], media_root: Path, bodies: VideoCards | None = None
+def render_feeds(catalog: Catalog, feeds: list[Feed], media_root: Path, video_cards: VideoCards | None = None
                  ) -> list[str]:
     """The cards of many feeds, in order, from one read of the catalog for all their videos (an export of
-    1,000 feeds spent 5 s in four queries per feed). `bodies`: the video cards of earlier calls, kept by a
+    1,000 feeds spent 5 s in four queries per feed). `video_cards`: the video cards of earlier calls, kept by a
     caller rendering feeds in parts (the videos read here are added to it)."""
-    bodies = {} if bodies is None else bodies
-    ids = sorted({v for feed in feeds for v in feed.video_feed} - bodies.keys())
+    video_cards = {} if video_cards is None else video_cards
+    ids = sorted({v for feed in feeds for v in feed.video_feed} - video_cards.keys())
     with catalog.staged(wanted=pa.table({"video_id": ids}, schema=pa.schema([("video_id", pa.string())]))):
         visible = load_visible(catalog, ids, staged="wanted")
         comments: dict[str, list[dict[str, Any]]] = {}
@@ -117,12 +117,12 @@ def render_feeds(catalog: Catalog, feeds: list[Feed], media_root: Path, bodies: 
         # what the catalog knows of a video beyond its screen: a corpus's event claim (FakeSV) or keywords
         claims = {r["video_id"]: " / ".join(r["keywords"]) for r in catalog.rows(
             "SELECT video_id, keywords FROM videos SEMI JOIN wanted USING (video_id) WHERE len(keywords) > 0")}
-    bodies.update((v, (_card_body(visible[v], comments.get(v, []), media.get(v), media_root, claims.get(v)),
+    video_cards.update((v, (_card_body(visible[v], comments.get(v, []), media.get(v), media_root, claims.get(v)),
                        v in media)) for v in ids)
     out = []
     for feed in feeds:
-        cards = [_positioned(i + 1, v, bodies[v][0]) for i, v in enumerate(feed.video_feed)]
-        played = any(bodies[v][1] for v in feed.video_feed)
+        cards = [_positioned(i + 1, v, video_cards[v][0]) for i, v in enumerate(feed.video_feed)]
+        played = any(video_cards[v][1] for v in feed.video_feed)
         note = "" if played else ('<div class="ls-meta">No video files for this feed yet: metadata only. '
                                   "本信息流暂无视频文件，仅显示元数据。</div>")
         out.append(f'<div class="ls-feed">{note}{"".join(cards)}</div>')
