@@ -2,14 +2,15 @@
 
     .venv/bin/python bench/task_proofs.py ../shared/livingscreen-v1 [--catalog build/catalog.duckdb]
 
-Do-nothing: an agent that only calls `finish` must not pass the task (curation/tasks/idle.py, the rule
-`passes-without-acting`). "passed" = the proof holds (doing nothing fails the task), "failed" = doing nothing
-passes it, "undecided" = the facts at hand cannot tell (a comment text on a video whose starting comments the
-catalog lacks, a playback target on a video of unknown length).
+Do-nothing: an agent that only calls `finish` must not pass the task at any moment of the runner profile's
+do-nothing window (curation/tasks/idle.py, the rule `passes-without-acting`). "passed" = the proof holds (doing
+nothing fails the task), "failed" = doing nothing passes it, "undecided" = the facts at hand cannot tell, and the
+facts it lacks are named (a video's length, a video's starting comments).
 Perfect agent: the plan the checks ask for, played in the replay, must pass the task (curation/tasks/perfect.py,
-the rule `unsatisfiable`); "undecided" when no plan is made or the replay cannot read a check.
+the rule `unsatisfiable`); "undecided" when no plan is made or the replay cannot read a check; "ungradable" when the
+runner profile says the runner cannot grade one of its checks (the rule `ungradable-in-runner`).
 With `--catalog`, video lengths and starting comments come from the catalog; without, only what the runner files
-themselves say. Every task that fails a proof or leaves it undecided is listed with the reason.
+themselves say. Every task is named under every column it is counted in, with the reason where there is one.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from curation.core.catalog import Catalog  # noqa: E402
 from curation.corpus.playable import rule_context  # noqa: E402
-from curation.tasks.idle import IdleFacts, passes_idle, undecided  # noqa: E402
+from curation.tasks.idle import IdleFacts, idle_verdict  # noqa: E402
 from curation.tasks.perfect import prove_perfect  # noqa: E402
 from curation.tasks.record import from_runner  # noqa: E402
 from curation.tasks.runner_format import RUNNER_FILES  # noqa: E402
@@ -39,10 +40,11 @@ def main() -> None:
     facts = IdleFacts({}, None)
     if args.catalog:
         with Catalog(args.catalog, read_only=True) as cat:
-            ctx = rule_context(cat)
-        facts = IdleFacts(ctx.durations, ctx.starting_comments)
+            facts = rule_context(cat).idle_facts
+    print(f"runner profile: {facts.profile.name} ({facts.profile.origin}); do-nothing window "
+          f"{facts.profile.idle_window_s[0]:g}-{facts.profile.idle_window_s[1]:g} s")
     counts: dict[str, Counter[str]] = defaultdict(Counter)
-    listed: list[str] = []
+    listed: dict[str, list[str]] = defaultdict(list)
     for name in RUNNER_FILES.values():
         path = args.folder / name
         if not path.exists():
@@ -51,25 +53,32 @@ def main() -> None:
             task = from_runner({**element, "_file": name})
             if task.eval_type != "platform":
                 continue
-            held = passes_idle(task.eval_config, task.video_feed, facts)
-            idle = "failed" if held else "undecided" if undecided(task.eval_config, task.video_feed, facts) \
-                else "passed"
+            idle = idle_verdict(task.eval_config, task.video_feed, facts)
             perfect = prove_perfect(task.eval_config, task.video_feed, facts)
-            best = {True: "passed", False: "failed", None: "undecided"}[perfect.passed]
-            counts[task.subcategory or "?"].update([f"idle {idle}", f"perfect {best}"])
-            if held:
-                listed.append(f"do-nothing failed   {task.task_id}: {'; '.join(held[1])} hold {held[0]:g} s after "
-                              "the app starts")
-            if perfect.passed is not True:
-                listed.append(f"perfect {best:<11} {task.task_id}: {perfect.reason}")
-    print(f"{'':<22} {'do-nothing agent':^28} {'perfect agent':^28}")
-    print(f"{'sub-category':<22}" + f" {'passed':>8} {'failed':>8} {'undecided':>10}" * 2)
+            # the do-nothing proof holds when doing nothing fails the task
+            cells = {"do-nothing": {True: "failed", False: "passed", None: "undecided"}[idle.passes],
+                     "perfect": "ungradable" if perfect.ungradable
+                     else {True: "passed", False: "failed", None: "undecided"}[perfect.passed]}
+            counts[task.subcategory or "?"].update(f"{proof} {cell}" for proof, cell in cells.items())
+            why = {"do-nothing": f"{'; '.join(idle.checks)} hold {idle.window}" if idle.passes
+                   else f"lacking {', '.join(idle.lacking)}" if idle.passes is None else "",
+                   "perfect": perfect.reason}
+            for proof, cell in cells.items():
+                listed[f"{proof} {cell}"].append(f"{task.task_id}" + (f": {why[proof]}" if why[proof] else ""))
+    columns = [("do-nothing", ("passed", "failed", "undecided")), ("perfect", ("passed", "failed", "undecided",
+                                                                               "ungradable"))]
+    print(f"{'sub-category':<22}" + "".join(f" {proof[:7] + ' ' + cell:>19}" for proof, cells in columns
+                                            for cell in cells))
     total = sum(counts.values(), Counter())
     for sub, c in [*sorted(counts.items()), ("all platform tasks", total)]:
-        print(f"{sub:<22}" + "".join(f" {c[f'{proof} passed']:>8} {c[f'{proof} failed']:>8} "
-                                     f"{c[f'{proof} undecided']:>10}" for proof in ("idle", "perfect")))
-    for line in listed:
-        print(f"  {line}")
+        print(f"{sub:<22}" + "".join(f" {c[f'{proof} {cell}']:>19}" for proof, cells in columns for cell in cells))
+    for proof, cells in columns:  # every task of every column, by name
+        for cell in cells:
+            tasks = listed[f"{proof} {cell}"]
+            print(f"\n{proof} proof {cell} ({len(tasks)}):")
+            for line in tasks:
+                print(f"  {line}")
+
 
 if __name__ == "__main__":
     main()

@@ -1,6 +1,16 @@
 """`curate <stage>`: a thin command line over the stage objects, one file per command group."""
 
-from curation.cli import annotate, corpus, feeds, grade, media, qc, release, shortcut  # noqa: F401  (registers the commands)
+from curation.cli import (  # noqa: F401  (registers the commands)
+    annotate,
+    corpus,
+    env,
+    feeds,
+    grade,
+    media,
+    qc,
+    release,
+    shortcut,
+)
 from curation.cli.base import app, main
 
 __all__ = ["app", "main"]

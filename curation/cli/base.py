@@ -89,6 +89,9 @@ def main_options(
 ) -> None:
     STATE["debug"] = debug
     STATE["config"] = load_config(config_file)
+    from curation.env.profile import use_profile
+
+    use_profile(STATE["config"].runner.profile)
     STATE["config_source"] = config_source(config_file)
     STATE["catalog"] = catalog
 

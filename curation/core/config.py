@@ -309,6 +309,14 @@ class ExecutorConfig:
 
 
 @dataclass(frozen=True)
+class RunnerConfig:
+    profile: str = field(default="", metadata=_help(
+        "the runner profile releases target (a TOML file like curation/resources/runners/livingscreen-f02d1bc.toml:"
+        " its sources, checked positions, do-nothing window, the checks it cannot grade); '' = the public runner "
+        "at the commit the toolkit targets. `curate env show` prints the one in force"))
+
+
+@dataclass(frozen=True)
 class GradeConfig:
     dir: str = field(default="build/grades", metadata=_help("graded episodes, one folder per release"))
     rewards_dir: str = field(default="build/rewards", metadata=_help("reward records, one folder per release"))
@@ -328,6 +336,7 @@ class Config:
         "Synthetic": SourceConfig(playable=True), "KuaiRec": SourceConfig(playable=False)},
         metadata=_help("per source; a source not listed is playable (KuaiRec publishes no video files)"))
     media: MediaConfig = field(default_factory=MediaConfig)
+    runner: RunnerConfig = field(default_factory=RunnerConfig)
     qc: QcConfig = field(default_factory=QcConfig)
     release: ReleaseConfig = field(default_factory=ReleaseConfig)
     grade: GradeConfig = field(default_factory=GradeConfig)

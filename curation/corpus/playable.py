@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from curation.core.catalog import Catalog
 from curation.core.config import Config, FeedsConfig, SourceConfig
+from curation.env.profile import default_profile
+from curation.env.starts import starting_comments
 from curation.tasks.rules import RuleContext
 
 
@@ -35,9 +37,11 @@ def playable_video_ids(catalog: Catalog, sources: dict[str, SourceConfig]) -> se
 
 
 def rule_context(catalog: Catalog, sources: dict[str, SourceConfig] | None = None,
-                 feeds: FeedsConfig | None = None) -> RuleContext:
+                 feeds: FeedsConfig | None = None, accept_ungradable: str = "") -> RuleContext:
     """What the task rules need to know of the catalog's videos: which exist, how long they last,
-    which the app can play (by `sources`), and the feeds' ratio range (defaults where not given)."""
+    which the app can play (by `sources`), what each starts with in the runner profile's app, and the feeds' ratio
+    range (defaults where not given)."""
+    profile = default_profile()
     sources = Config().sources if sources is None else sources
     feeds = feeds or Config().feeds
     return RuleContext(
@@ -46,5 +50,4 @@ def rule_context(catalog: Catalog, sources: dict[str, SourceConfig] | None = Non
             "SELECT video_id, duration_s FROM videos WHERE duration_s IS NOT NULL").fetchall()),
         playable=playable_video_ids(catalog, sources), scanned_sources=scanned_sources(catalog),
         ratio_range=(feeds.ratio_min, feeds.ratio_max),
-        starting_comments=dict(catalog.con.execute(
-            "SELECT video_id, list(coalesce(text, '') ORDER BY comment_id) FROM comments GROUP BY 1").fetchall()))
+        starting_comments=starting_comments(catalog, profile), profile=profile, accept_ungradable=accept_ungradable)

@@ -3,8 +3,11 @@
 - SR, label tasks: the stripped text of the first `answer` call equals the answer (the public
   runner's rule: a later answer does not count).
 - SR, platform tasks: re-graded from the app's final state when every check can be read from
-  it; the "no other video liked / collected / reported" checks cover every position, 0 included
-  (the public runner's loop starts at 1). The state is `state.json` when it is there (sr_from
+  it, by the runner's own rule: the "no other video liked / collected / reported" half reads the
+  positions the runner profile names (1 to 20 in the public runner; curation/env/profile.py). An
+  action on a video that rule does not read (video 0, or past 20) is flagged (`index0_disagrees`)
+  but does not change SR, so an episode gets the same SR from state.json as from its replay. The
+  state is `state.json` when it is there (sr_from
   "state"), else rebuilt from the logged calls by `replay.rebuild_state` (sr_from "replay"; it
   also knows which video is on screen). A replay that cannot tell what a call did leaves the
   state unknown, with the reason (`state_unknown`), and SR is the logged `result`; so is it when
@@ -24,11 +27,11 @@ from typing import Any
 
 from curation.env.checks import atoms
 from curation.env.episodes import Episode, ToolCall
+from curation.env.profile import default_profile
 from curation.env.replay import rebuild_state
 
 SWIPE_MIN = 231  # normalised units: the app snaps to the next video past 30% of its 750 px feed
 BUCKETS = ("skipped", "glanced", "partially_viewed", "fully_consumed")
-PUBLIC_OTHERS_FROM = 1  # the public runner's "no other video" loop starts here
 
 
 def bucket(ratio: float) -> str:
@@ -50,7 +53,7 @@ def first_answer(calls: list[ToolCall]) -> tuple[str | None, bool]:
 class Grade:
     sr: float | None
     sr_from: str                       # answer | state | result | none
-    public_sr: float | None = None     # the public runner's rule on the same state (others from 1)
+    public_sr: float | None = None     # the runner profile's rule on the same state (what SR is now too)
     ns: int = 0
     invalid_calls: int = 0
     watch_s: float = 0.0
@@ -61,7 +64,8 @@ class Grade:
     answered_differently: bool = False
     state_disagrees: bool = False      # the re-grade from the state (public rule) differs from the logged result
     state_unknown: str | None = None   # why no state could be had: the replay could not tell what a call did
-    index0_disagrees: bool = False     # ours and the public runner's rule differ (a like etc. on video 0)
+    index0_disagrees: bool = False     # every position read would fail it: an action on a video the runner's
+    #                                    "no other video" rule does not read (video 0, or past its last position)
     replay_disagreement: str | None = None  # the replay, by the runner's rule, contradicts the runner's result
     cut_off: str | None = None         # the episode ended without `finish` (the step cap, or it broke off)
     watched: list[float] = field(default_factory=list)      # seconds per feed position
@@ -106,20 +110,19 @@ def grade_episode(episode: Episode, task: dict[str, Any], durations: list[float 
             state, current, replayed = rebuilt.state, rebuilt.current, True
             grade.state_unknown = rebuilt.unknown_reason
         if state is not None:
-            mine = atoms(checks, state, current=current, replayed=replayed)
-            public = atoms(checks, state, PUBLIC_OTHERS_FROM, current, replayed)
-            known = [held for _, held in mine if held is not None]
+            public = atoms(checks, state, default_profile(), current, replayed)
+            everywhere = atoms(checks, state, default_profile(), current, replayed, every_position=True)
+            known = [held for _, held in public if held is not None]
             unknown_ok = episode.result == 1.0  # the runner saw every check pass, those it alone can see too
-            grade.progress = (sum(known) + (len(mine) - len(known)) * unknown_ok) / len(mine) if mine else None
-            if mine and len(known) == len(mine):
+            grade.progress = (sum(known) + (len(public) - len(known)) * unknown_ok) / len(public) if public else None
+            if public and len(known) == len(public):
                 grade.sr, grade.sr_from = float(all(known)), "replay" if replayed else "state"
-                grade.public_sr = float(all(held for _, held in public))
-                grade.index0_disagrees = grade.sr != grade.public_sr
+                grade.public_sr = grade.sr
+                grade.index0_disagrees = grade.sr != float(all(held for _, held in everywhere))
                 grade.state_disagrees = episode.result is not None and grade.public_sr != episode.result
                 if replayed and grade.state_disagrees:
                     # The runner graded the app's real end state by this same rule: a replay that disagrees
-                    # is wrong about what happened, so the runner's result stands (only the index-0
-                    # re-grade, on a replay that agrees with the runner, may overrule it).
+                    # is wrong about what happened, so the runner's result stands.
                     unmet = [name for name, held in public if not held]
                     grade.replay_disagreement = (
                         f"the runner passed it; the replay found {', '.join(unmet)} unmet" if episode.result == 1.0

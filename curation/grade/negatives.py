@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from curation.env.vocabulary import VOCABULARY
 from curation.tasks.runner_format import runner_instruction
 from curation.tasks.syntax import split_instruction
 from curation.tasks.taxonomy import load_taxonomy
@@ -50,9 +51,7 @@ def _swap_position(text: str, old: int, new: int) -> str:
     return text
 
 
-TEMPLATES = {"eval_like": "给第{n}个视频点赞", "eval_collect": "收藏第{n}个视频", "eval_comment": "在第{n}个视频下评论",
-             "eval_report": "举报第{n}个视频，类别选{cat}", "eval_current_video": "滑到第{n}个视频",
-             "eval_playback": "把第{n}个视频播放到{pct}的位置"}
+TEMPLATES = {func: spec.negative for func, spec in VOCABULARY.items()}  # the check vocabulary's
 
 
 def rubric(text: str) -> dict[str, str]:

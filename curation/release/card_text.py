@@ -5,6 +5,8 @@ citation (the default when `[release] citation` is empty). Facts come from the L
 
 from __future__ import annotations
 
+from curation.env.vocabulary import VOCABULARY
+
 PAPER_BIBTEX = """@misc{livingscreen2026,
   title         = {Benchmarking Living-Screen-Native {GUI} Agents on Short-Video Platforms},
   author        = {{The LivingScreen authors}},
@@ -14,18 +16,8 @@ PAPER_BIBTEX = """@misc{livingscreen2026,
   url           = {https://arxiv.org/abs/2606.04701}
 }"""
 
-# one line per check a platform task's `eval_config` may hold (curation.tasks.rules.ARGS)
-FUNCS = {
-    "eval_like": "the video(s) at `video_ids` are liked when the episode ends",
-    "eval_collect": "the video(s) at `video_ids` are collected (saved) when the episode ends",
-    "eval_report": "the video(s) at `video_ids` were reported, in the category `expected_cat` (and with the "
-                   "reason `expected_reason`) when the check names one",
-    "eval_comment": "a comment was posted under the video(s) at `video_ids`, containing the text `comment` when "
-                    "the check names one",
-    "eval_current_video": "the app shows the video at `video_id` when the episode ends",
-    "eval_playback": "the video at `video_id` was played to `target_pct` (a fraction of its length, 0 to 1) or "
-                     "to `target_sec` seconds",
-}
+# one line per check a platform task's `eval_config` may hold, from the check vocabulary
+FUNCS = {func: spec.card for func, spec in VOCABULARY.items()}
 
 OBTAIN = {
     "FakeSV": "not downloadable directly: request the data from its authors (github.com/ICTMCG/FakeSV) and sign "

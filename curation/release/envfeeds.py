@@ -7,7 +7,8 @@ episode played on these feeds sees what a run of the public runner sees:
   `data_complete.json` line): `author` the stripped `author_verified_intro` (no other name of
   it), else `用户<id>`; `desc` the raw `title` (no other name, its HTML kept); `likes` /
   `collects` are `count_like` / `count_star` as Python's int() reads them, else 0 (so `"1.2w"`
-  is 0); `comments` each text stripped as `{id, user: 评论<n>, text}`. When that file can no
+  is 0); `comments` as `{id, user: 评论<n>, text}`, the texts the video starts with by the runner profile
+  (`curation/env/starts.py`, which the do-nothing proof reads too). When that file can no
   longer be read, the catalog stands in for it as closely as it can (counted:
   `fakesv_from_catalog`), since its counts are parsed and its titles cleaned.
 - LiveBot: the title (the name in its id) as `desc`, `用户<id>`, no counts, no comments.
@@ -33,6 +34,8 @@ from urllib.parse import quote
 from curation.core.catalog import Catalog
 from curation.core.stage import RunResult, StageRun, stage
 from curation.corpus.visible import VisibleVideo, load_visible
+from curation.env.profile import default_profile
+from curation.env.starts import comment_rows, starting_comments
 from curation.release.semver import Version
 
 
@@ -109,7 +112,7 @@ def _json_line(raw: bytes) -> Any:
 
 
 def runner_video(position: int, video_id: str, record: dict[str, Any] | None, catalog: Catalog,
-                 comments: list[dict[str, Any]], counts: dict[str, int] | None) -> dict[str, Any] | None:
+                 starts: list[str] | None, counts: dict[str, int] | None) -> dict[str, Any] | None:
     """A video as the public runner's feed2data shows it; None for a source the runner does not serve."""
     source, _, native = video_id.partition("/")
     if source == "LiveBot":
@@ -126,13 +129,12 @@ def runner_video(position: int, video_id: str, record: dict[str, Any] | None, ca
             counts["fakesv_from_catalog"] += 1
         extra = json.loads(row.get("extra") or "{}")
         record = {"author_verified_intro": extra.get("author_verified_intro"), "title": row.get("title"),
-                  "count_like": row.get("like_count"), "count_star": row.get("collect_count"),
-                  "comments": [c.get("text") for c in comments if not c.get("parent_id")]}
+                  "count_like": row.get("like_count"), "count_star": row.get("collect_count")}
     author = str(record.get("author_verified_intro") or "").strip() or f"用户{position}"
-    texts = record.get("comments") or []
+    # the comments the video starts with, as the proofs read them; [] when only the runner's own metadata knows
     return _shown(position, video_id, author, record.get("title") or "", _as_runner_int(record.get("count_like", 0)),
                   _as_runner_int(record.get("count_star", 0)),
-                  [{"id": n, "user": f"评论{n}", "text": str(t or "").strip()} for n, t in enumerate(texts, start=1)])
+                  [{"id": n, "user": f"评论{n}", "text": t} for n, t in enumerate(starts or [], start=1)])
 
 
 def _shown(position: int, video_id: str, author: str, desc: str, likes: int, collects: int,
@@ -145,15 +147,13 @@ def _shown(position: int, video_id: str, author: str, desc: str, likes: int, col
 def reset_payload(catalog: Catalog, video_feed: list[str], display_fixes: bool = False,
                   counts: dict[str, int] | None = None) -> list[dict[str, Any]]:
     visible = load_visible(catalog, video_feed)
-    comments: dict[str, list[dict[str, Any]]] = {}
-    for row in catalog.rows("SELECT * FROM comments WHERE list_contains(?, video_id) "
-                            "ORDER BY video_id, coalesce(time_s, 0), created_at NULLS LAST, comment_id", [video_feed]):
-        comments.setdefault(row["video_id"], []).append(row)
+    comments = comment_rows(catalog, video_feed)
     records = {} if display_fixes else source_records(catalog, video_feed)
+    starts = starting_comments(catalog, default_profile(), video_feed)
     out = []
     for position, video_id in enumerate(video_feed, start=1):
         shown = None if display_fixes else runner_video(position, video_id, records.get(video_id), catalog,
-                                                         comments.get(video_id, []), counts)
+                                                         starts.get(video_id), counts)
         out.append(shown or displayed(position, video_id, visible[video_id], comments.get(video_id, [])))
     return out
 

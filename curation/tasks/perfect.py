@@ -15,6 +15,7 @@ roughly), the reason (500, 600), submit (709, 693), a swipe up (500, 750) -> (50
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +23,8 @@ from curation.env.checks import atoms, targets
 from curation.env.episodes import ToolCall
 from curation.env.page import CATEGORIES, PROGRESS, VIEW_W
 from curation.env.replay import rebuild_state
-from curation.tasks.idle import PLAYBACK_TOLERANCE, IdleFacts, describe, starts_with_comment
+from curation.env.vocabulary import every_check
+from curation.tasks.idle import IdleFacts, describe, starts_with_comment
 
 Call = tuple[str, dict[str, Any]]
 LIKE, COMMENT, COLLECT, REPORT = ((883, y) for y in (607, 691, 775, 858))
@@ -48,6 +50,7 @@ class PerfectVerdict:
     reason: str                           # what failed, or why it is undecided, or "" when passed
     turns: list[list[Call]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # the replay's line per call
+    ungradable: list[str] = field(default_factory=list)  # checks the target runner cannot grade (its profile)
 
 
 
@@ -58,41 +61,77 @@ def seek_x(fraction: float) -> int:
     return round(px / VIEW_W * 1000)
 
 
-def perfect_plan(checks: list[dict[str, Any]], durations: list[float | None]) -> tuple[list[list[Call]], str | None]:
-    """The turns a perfect agent plays (one call per turn, a swipe with its wait), or a reason none is made."""
-    acts: dict[int, list[list[Call]]] = {}
-    comments: dict[int, str] = {}
+@dataclass
+class PlanDraft:
+    """What the checks ask a perfect agent to do, gathered check by check before the turns are laid out."""
+    durations: list[float | None]
+    acts: dict[int, list[list[Call]]] = field(default_factory=dict)
+    comments: dict[int, str] = field(default_factory=dict)
     final: int | None = None
     playback: tuple[int, float] | None = None
+
+
+def _mark(check: dict[str, Any], i: int, draft: PlanDraft) -> str | None:
+    draft.acts.setdefault(i, []).append([tap(LIKE if check.get("func") == "eval_like" else COLLECT)])
+    return None
+
+
+def _report(check: dict[str, Any], i: int, draft: PlanDraft) -> str | None:
+    args = check.get("args") or {}
+    category = args.get("expected_cat") or CATEGORIES[0]
+    if category not in CATEGORIES:
+        return f"report category {category!r} is not one the app offers"
+    flow = [[tap(REPORT)], [tap((240, CATEGORY_Y[CATEGORIES.index(category)]))]]
+    if args.get("expected_reason"):
+        flow += [[tap(REASON)], [("type", {"text": str(args["expected_reason"]).strip()})]]
+    draft.acts.setdefault(i, []).extend([*flow, [tap(SUBMIT)]])
+    return None
+
+
+def _comment(check: dict[str, Any], i: int, draft: PlanDraft) -> str | None:
+    if draft.comments:
+        return "comments on two videos: the drawer cannot be closed without the page's icons"
+    wanted = (check.get("args") or {}).get("comment")
+    draft.comments[i] = str(wanted) if wanted is not None else "好"
+    return None
+
+
+def _current(check: dict[str, Any], i: int, draft: PlanDraft) -> str | None:
+    draft.final = i
+    return None
+
+
+def _playback(check: dict[str, Any], i: int, draft: PlanDraft) -> str | None:
+    args = check.get("args") or {}
+    duration = draft.durations[i] if 0 <= i < len(draft.durations) else None
+    if args.get("target_pct") is not None:
+        draft.playback = (i, float(args["target_pct"]))
+    elif duration:
+        draft.playback = (i, float(args["target_sec"]) / duration)
+    else:
+        return f"a playback target in seconds on video {i}, whose length is unknown"
+    return None
+
+
+# what a perfect agent does for each check of the vocabulary, at each position it names
+PLANNERS: dict[str, Callable[[dict[str, Any], int, PlanDraft], str | None]] = {
+    "eval_like": _mark, "eval_collect": _mark, "eval_report": _report, "eval_comment": _comment,
+    "eval_current_video": _current, "eval_playback": _playback}
+every_check(PLANNERS, "perfect-agent plan")
+
+
+def perfect_plan(checks: list[dict[str, Any]], durations: list[float | None]) -> tuple[list[list[Call]], str | None]:
+    """The turns a perfect agent plays (one call per turn, a swipe with its wait), or a reason none is made."""
+    draft = PlanDraft(durations)
     for check in checks:
-        func, args = check.get("func"), check.get("args") or {}
+        planner = PLANNERS.get(str(check.get("func")))
+        if planner is None:
+            return [], f"no plan for {describe(check)}"
         for i in targets(check):
-            if func in ("eval_like", "eval_collect"):
-                acts.setdefault(i, []).append([tap(LIKE if func == "eval_like" else COLLECT)])
-            elif func == "eval_report":
-                category = args.get("expected_cat") or CATEGORIES[0]
-                if category not in CATEGORIES:
-                    return [], f"report category {category!r} is not one the app offers"
-                flow = [[tap(REPORT)], [tap((240, CATEGORY_Y[CATEGORIES.index(category)]))]]
-                if args.get("expected_reason"):
-                    flow += [[tap(REASON)], [("type", {"text": str(args["expected_reason"]).strip()})]]
-                acts.setdefault(i, []).extend([*flow, [tap(SUBMIT)]])
-            elif func == "eval_comment":
-                if i in comments or comments:
-                    return [], "comments on two videos: the drawer cannot be closed without the page's icons"
-                comments[i] = str(args["comment"]) if args.get("comment") is not None else "好"
-            elif func == "eval_current_video":
-                final = i
-            elif func == "eval_playback":
-                duration = durations[i] if 0 <= i < len(durations) else None
-                if args.get("target_pct") is not None:
-                    playback = (i, float(args["target_pct"]))
-                elif duration:
-                    playback = (i, float(args["target_sec"]) / duration)
-                else:
-                    return [], f"a playback target in seconds on video {i}, whose length is unknown"
-            else:
-                return [], f"no plan for {describe(check)}"
+            why_not = planner(check, i, draft)
+            if why_not:
+                return [], why_not
+    acts, comments, final, playback = draft.acts, draft.comments, draft.final, draft.playback
     if playback and comments:
         return [], "a playback target and a comment: the open drawer covers the progress bar"
     if playback:
@@ -125,7 +164,12 @@ def perfect_plan(checks: list[dict[str, Any]], durations: list[float | None]) ->
 
 def prove_perfect(checks: list[dict[str, Any]], feed: list[str], facts: IdleFacts) -> PerfectVerdict:
     """Play the perfect plan in the replay and grade the end state with the runner's rule. `facts`: the videos'
-    lengths and starting comments as far as the catalog knows them (tasks/idle.py)."""
+    lengths and starting comments as far as the catalog knows them, and the runner's profile (tasks/idle.py). A
+    task with a check the runner cannot grade fails here: no agent is scored on it in that runner."""
+    ungradable = sorted({str(c.get("func")) for c in checks} & facts.profile.ungradable)
+    if ungradable:
+        return PerfectVerdict(False, f"{facts.profile.name} cannot grade {', '.join(ungradable)} (its profile, "
+                              "[grading] ungradable)", ungradable=ungradable)
     durations = [facts.durations.get(v) for v in feed]
     turns, why_not = perfect_plan(checks, durations)
     if why_not:
@@ -136,9 +180,9 @@ def prove_perfect(checks: list[dict[str, Any]], feed: list[str], facts: IdleFact
         return PerfectVerdict(None, f"the replay cannot tell: {rebuilt.unknown_reason}", turns, rebuilt.notes)
     held = []
     for check in checks:  # the runner's rule, check by check; playback and a video's own comments from the facts
-        for name, ok in atoms([check], rebuilt.state, current=rebuilt.current, replayed=True):
+        for name, ok in atoms([check], rebuilt.state, facts.profile, rebuilt.current, replayed=True):
             if check.get("func") == "eval_playback":
-                ok = _playback_held(check, rebuilt.playback, durations)
+                ok = _playback_held(check, rebuilt.playback, durations, facts.profile.tolerance)
             elif check.get("func") == "eval_comment" and ok is None:  # the agent's own comment did not meet it
                 i = int(name.split()[-1])
                 ok = starts_with_comment(feed[i] if 0 <= i < len(feed) else "", (check.get("args") or {}).get(
@@ -153,8 +197,8 @@ def prove_perfect(checks: list[dict[str, Any]], feed: list[str], facts: IdleFact
     return PerfectVerdict(True, "", turns, rebuilt.notes)
 
 
-def _playback_held(check: dict[str, Any], playback: dict[str, Any] | None, durations: list[float | None]
-                   ) -> bool | None:
+def _playback_held(check: dict[str, Any], playback: dict[str, Any] | None, durations: list[float | None],
+                   tolerance: float) -> bool | None:
     """A playback check on the replay's end: the video paused where the seek put it (the runner's 5% of its
     length). None when the replay does not know the playback, or the video's length is needed and unknown."""
     args = check.get("args") or {}
@@ -164,10 +208,10 @@ def _playback_held(check: dict[str, Any], playback: dict[str, Any] | None, durat
         return None
     fraction = float(playback["seek_fraction"])
     if args.get("target_pct") is not None:
-        return abs(fraction - float(args["target_pct"])) <= PLAYBACK_TOLERANCE
+        return abs(fraction - float(args["target_pct"])) <= tolerance
     duration = durations[i] if 0 <= i < len(durations) else None
     if not duration:
         return None
-    return abs(fraction * duration - float(args["target_sec"])) <= duration * PLAYBACK_TOLERANCE
+    return abs(fraction * duration - float(args["target_sec"])) <= duration * tolerance
 
 

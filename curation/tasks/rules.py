@@ -16,13 +16,14 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from curation.env.profile import RunnerProfile, default_profile
+from curation.env.vocabulary import VOCABULARY
 from curation.tasks.idle import IdleFacts, passes_idle
 from curation.tasks.perfect import prove_perfect
 from curation.tasks.record import TaskRecord
 from curation.tasks.taxonomy import Taxonomy, load_taxonomy
 
 ERROR, WARNING, INFO = "error", "warning", "info"
-MAX_FEED = 20
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,8 @@ RULES: dict[str, Rule] = {r.code: r for r in (
     Rule("eval-type-mismatch", ERROR, "the eval type is the sub-category's"),
     Rule("instruction-empty", ERROR, "the instruction says something"),
     Rule("feed-empty", ERROR, "the feed holds at least one video"),
-    Rule("feed-too-long", WARNING, "a feed holds at most 20 videos, as the paper's do"),
+    Rule("feed-too-long", ERROR, "a feed holds no video the runner's 'no other video' rule does not read (the "
+         "runner profile's longest feed)"),
     Rule("feed-duplicate-video", WARNING, "a video stands once in a feed"),
     Rule("feed-unknown-video", ERROR, "every video of the feed is in the catalog"),
     Rule("feed-video-not-playable", ERROR, "every video has a normalised file once its source's media was scanned"),
@@ -75,16 +77,13 @@ RULES: dict[str, Rule] = {r.code: r for r in (
          "do not already hold on the state the runner's app starts in)"),
     Rule("unsatisfiable", ERROR, "a platform task is passed by a perfect agent: the plan its checks ask for, played "
          "in the replay of the runner's app, meets every check"),
+    Rule("ungradable-in-runner", ERROR, "every check is one the target runner can grade (the runner profile's "
+         "[grading] ungradable)"),
+    Rule("ungradable-accepted", INFO, "a check the runner profile cannot grade ships because the release states "
+         "why its runner grades it"),
 )}
 
-ARGS = {
-    "eval_like": ({"video_ids"}, set()),
-    "eval_collect": ({"video_ids"}, set()),
-    "eval_report": ({"video_ids"}, {"expected_cat", "expected_reason"}),
-    "eval_comment": ({"video_ids"}, {"comment"}),
-    "eval_current_video": ({"video_id"}, set()),
-    "eval_playback": ({"video_id"}, {"target_pct", "target_sec"}),
-}
+ARGS = {func: (set(spec.required), set(spec.optional)) for func, spec in VOCABULARY.items()}
 _QUOTE = re.compile(r"[“\"「『]([^”\"」』]{1,200})[”\"」』]")
 
 
@@ -115,8 +114,15 @@ class RuleContext:
     scanned_sources: set[str] = field(default_factory=set)
     ratio_range: tuple[float, float] = (0.5, 2.0)
     taxonomy: Taxonomy = field(default_factory=load_taxonomy)
-    # the comments each video starts with in the runner's app, as far as the catalog knows them (tasks/idle.py)
+    # the comments each video starts with in the runner's app, as far as the catalog knows them (env/starts.py)
     starting_comments: dict[str, list[str]] | None = None
+    profile: RunnerProfile = field(default_factory=default_profile)
+    # why a check the profile cannot grade may ship in this release ('' = it may not)
+    accept_ungradable: str = ""
+
+    @property
+    def idle_facts(self) -> IdleFacts:
+        return IdleFacts(self.durations, self.starting_comments, self.profile)
 
 
 def _show(value: Any) -> str:
@@ -128,8 +134,10 @@ def _check_feed(task: TaskRecord, ctx: RuleContext) -> Iterable[Defect]:
     if not feed:
         yield Defect(tid, "feed-empty", "video_feed is empty")
         return
-    if len(feed) > MAX_FEED:
-        yield Defect(tid, "feed-too-long", f"{len(feed)} videos; the paper's feeds hold at most {MAX_FEED}")
+    if len(feed) > ctx.profile.max_feed:
+        yield Defect(tid, "feed-too-long", f"{len(feed)} videos; {ctx.profile.name} reads positions "
+                     f"{ctx.profile.others_first}-{ctx.profile.others_last} for other videos liked, collected or reported, "
+                     f"so a feed holds at most {ctx.profile.max_feed}")
     for video, count in Counter(feed).items():
         if count > 1:
             where = " and ".join(str(i + 1) for i, v in enumerate(feed) if v == video)
@@ -272,18 +280,22 @@ def _check_playback(tid: str, where: str, args: dict[str, Any], feed: list[str],
 
 
 def _check_idle(task: TaskRecord, ctx: RuleContext) -> Iterable[Defect]:
-    held = passes_idle(task.eval_config, task.video_feed, IdleFacts(ctx.durations, ctx.starting_comments))
+    held = passes_idle(task.eval_config, task.video_feed, ctx.idle_facts)
     if held is not None:
-        at_s, checks = held
-        when = "when the app starts" if not at_s else f"{at_s:g} s after the app starts"
         yield Defect(task.task_id, "passes-without-acting", f"an agent that does nothing passes it: "
-                     f"{'; '.join(checks)} already hold {when} (nothing liked, collected or reported; "
-                     "FakeSV videos start with comments of their own; video 1 on screen and playing)")
+                     f"{'; '.join(held.checks)} hold {held.window} (nothing liked, collected or reported; each "
+                     "video with the comments it starts with; video 1 on screen and playing in a loop)")
 
 
 def _check_perfect(task: TaskRecord, ctx: RuleContext) -> Iterable[Defect]:
-    verdict = prove_perfect(task.eval_config, task.video_feed, IdleFacts(ctx.durations, ctx.starting_comments))
-    if verdict.passed is False:
+    verdict = prove_perfect(task.eval_config, task.video_feed, ctx.idle_facts)
+    if verdict.ungradable and ctx.accept_ungradable:
+        yield Defect(task.task_id, "ungradable-accepted", f"{', '.join(verdict.ungradable)}: {verdict.reason}; "
+                     f"shipped because: {ctx.accept_ungradable}")
+    elif verdict.ungradable:
+        yield Defect(task.task_id, "ungradable-in-runner", f"{verdict.reason}: every agent's episode is lost on it "
+                     "there; state a runner profile that grades it, or accept it for a release with a reason")
+    elif verdict.passed is False:
         yield Defect(task.task_id, "unsatisfiable", f"a perfect agent cannot pass it: {verdict.reason} (the plan: "
                      f"{plan_line(verdict.turns)})")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from curation.env.vocabulary import VERBS, VOCABULARY, every_check
 from curation.tasks.taxonomy import load_taxonomy
 
 OPTION_LETTERS = load_taxonomy().option_letters
@@ -17,9 +18,7 @@ _OPTION_START = re.compile(r"(?:^|(?<=[\s;；,，。？?！!）)」】]))([" + O
 _CHECK_LINE = re.compile(r"^(\w+)\s+(\d+(?:\s*[,，、\-–~～到至]\s*\d+)*)(?:\s+(.*))?$")
 _QUOTED = re.compile(r'"([^"]*)"')
 
-CHECK_FUNCS = {"like": "eval_like", "collect": "eval_collect", "report": "eval_report",
-               "comment": "eval_comment", "current": "eval_current_video",
-               "playback": "eval_playback"}
+CHECK_FUNCS = VERBS  # the authoring verb of each check (curation/env/vocabulary.py)
 
 
 def parse_options(text: str | None) -> dict[str, str]:
@@ -100,35 +99,15 @@ def parse_platform_state(text: str | None) -> tuple[list[dict[str, Any]], list[s
         if not numbers:
             continue
         positions = [number - 1 for number in numbers]
-        ids: int | list[int] = positions[0] if len(positions) == 1 else positions
-        quoted = _QUOTED.search(rest)
-        category = _QUOTED.sub("", rest).strip()
-        args: dict[str, Any]
-        if verb in ("like", "collect"):
-            args = {"video_ids": ids}
-        elif verb == "report":
-            if not category:
-                errors.append(f"{where}: report needs a category, or 'any' when every category counts")
-                continue
-            args = {"video_ids": ids} | ({} if category.lower() in ANY_CATEGORY else {"expected_cat": category})
-            if quoted:
-                args["expected_reason"] = quoted.group(1)
-        elif verb == "comment":
-            args = {"video_ids": ids} | ({"comment": quoted.group(1)} if quoted else {})
-        elif len(positions) != 1:
+        func = CHECK_FUNCS[verb]
+        if not VOCABULARY[func].required.get("video_ids") and len(positions) != 1:
             errors.append(f"{where}: {verb} takes exactly one position")
             continue
-        elif verb == "current":
-            args = {"video_id": positions[0]}
-        else:  # playback
-            target = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(%|s|秒)", rest)
-            if not target:
-                errors.append(f"{where}: playback needs a target like 50% or 12s")
-                continue
-            value = float(target.group(1))
-            args = {"video_id": positions[0]} | ({"target_pct": round(value / 100, 6)} if target.group(2) == "%"
-                                                 else {"target_sec": value})
-        checks.append({"func": CHECK_FUNCS[verb], "args": args})
+        args = ARG_READERS[func](positions, rest)
+        if isinstance(args, str):
+            errors.append(f"{where}: {args}")
+            continue
+        checks.append({"func": func, "args": args})
     return _liked_together(checks), errors
 
 
@@ -140,7 +119,7 @@ def _liked_together(checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     first: dict[str, dict[str, Any]] = {}
     for check in checks:
         func = check["func"]
-        if func not in ("eval_like", "eval_collect"):
+        if not VOCABULARY[func].joins_lines:
             out.append(check)
             continue
         ids = check["args"]["video_ids"]
@@ -197,21 +176,69 @@ def parse_feed_edits(text: str | None, feed_len: int) -> tuple[list[dict[str, An
 def render_platform_state(checks: list[dict[str, Any]] | None) -> str:
     """Checks back in the authoring syntax (1-based positions): what a reviewer or the group reads,
     and what a revision starts from. `parse_platform_state` reads it back to the same checks."""
-    verbs = {func: verb for verb, func in CHECK_FUNCS.items()}
     lines = []
     for check in checks or []:
-        verb, args = verbs.get(check.get("func", ""), check.get("func", "?")), check.get("args") or {}
-        ids = args.get("video_ids", args.get("video_id"))
+        func, args = str(check.get("func", "?")), check.get("args") or {}
+        spec = VOCABULARY.get(func)
+        ids = args.get(spec.position_arg if spec else "video_ids", args.get("video_id"))
         where = ",".join(str(i + 1) for i in (ids if isinstance(ids, list) else [ids]) if i is not None)
-        line = f"{verb} {where}"
-        if verb == "report":
-            line += f" {args.get('expected_cat') or 'any'}"
-            if args.get("expected_reason") is not None:
-                line += f' "{args["expected_reason"]}"'
-        elif verb == "comment" and args.get("comment") is not None:
-            line += f' "{args["comment"]}"'
-        elif verb == "playback":
-            line += (f" {round(args['target_pct'] * 100, 4):g}%" if "target_pct" in args
-                     else f" {args.get('target_sec', 0):g}s")
-        lines.append(line)
+        rest = ARG_WRITERS[func](args) if func in ARG_WRITERS else ""
+        lines.append(f"{spec.verb if spec else func} {where}" + (f" {rest}" if rest else ""))
     return "\n".join(lines)
+
+
+def _ids(positions: list[int]) -> int | list[int]:
+    return positions[0] if len(positions) == 1 else positions
+
+
+def _read_marks(positions: list[int], rest: str) -> dict[str, Any] | str:
+    return {"video_ids": _ids(positions)}
+
+
+def _read_report(positions: list[int], rest: str) -> dict[str, Any] | str:
+    quoted, category = _QUOTED.search(rest), _QUOTED.sub("", rest).strip()
+    if not category:
+        return "report needs a category, or 'any' when every category counts"
+    args = {"video_ids": _ids(positions)} | ({} if category.lower() in ANY_CATEGORY else {"expected_cat": category})
+    return args | ({"expected_reason": quoted.group(1)} if quoted else {})
+
+
+def _read_comment(positions: list[int], rest: str) -> dict[str, Any] | str:
+    quoted = _QUOTED.search(rest)
+    return {"video_ids": _ids(positions)} | ({"comment": quoted.group(1)} if quoted else {})
+
+
+def _read_current(positions: list[int], rest: str) -> dict[str, Any] | str:
+    return {"video_id": positions[0]}
+
+
+def _read_playback(positions: list[int], rest: str) -> dict[str, Any] | str:
+    target = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(%|s|秒)", rest)
+    if not target:
+        return "playback needs a target like 50% or 12s"
+    value = float(target.group(1))
+    return {"video_id": positions[0]} | ({"target_pct": round(value / 100, 6)} if target.group(2) == "%"
+                                         else {"target_sec": value})
+
+
+def _write_report(args: dict[str, Any]) -> str:
+    reason = args.get("expected_reason")
+    return f"{args.get('expected_cat') or 'any'}" + (f' "{reason}"' if reason is not None else "")
+
+
+def _write_comment(args: dict[str, Any]) -> str:
+    return f'"{args["comment"]}"' if args.get("comment") is not None else ""
+
+
+def _write_playback(args: dict[str, Any]) -> str:
+    return f"{round(args['target_pct'] * 100, 4):g}%" if "target_pct" in args else f"{args.get('target_sec', 0):g}s"
+
+
+# each check's arguments after its positions, read from an end-state line and written back
+ARG_READERS = {"eval_like": _read_marks, "eval_collect": _read_marks, "eval_report": _read_report,
+               "eval_comment": _read_comment, "eval_current_video": _read_current, "eval_playback": _read_playback}
+ARG_WRITERS = {"eval_like": lambda args: "", "eval_collect": lambda args: "", "eval_report": _write_report,
+               "eval_comment": _write_comment, "eval_current_video": lambda args: "",
+               "eval_playback": _write_playback}
+every_check(ARG_READERS, "authoring reader")
+every_check(ARG_WRITERS, "authoring writer")

@@ -63,6 +63,9 @@ CASES = {
     # each report check's "and no other video reported" rules out the other's report: no agent meets both
     "unsatisfiable": _platform({"func": "eval_report", "args": {"video_ids": 1, "expected_cat": "不实信息"}},
                                {"func": "eval_report", "args": {"video_ids": 2, "expected_cat": "色情低俗"}}),
+    # the public runner's profile: every playback check crashes its grader
+    "ungradable-in-runner": _platform({"func": "eval_playback", "args": {"video_id": 2, "target_pct": 0.5}},
+                                      instruction="把第三个视频停在一半"),
 }
 
 
@@ -136,7 +139,16 @@ def test_every_rule_is_reached_by_some_door():
         "unknown-func", "unexpected-arg", "missing-arg", "position-not-integer", "target-sec-negative",
         "near-duplicate-task"}
     authoring_only = {"end-state-unreadable", "feed-edit-unreadable"}
-    assert set(RULES) == set(CASES) | runner_only | authoring_only
+    stated_per_release = {"ungradable-accepted"}  # `release build --accept-ungradable REASON`
+    assert set(RULES) == set(CASES) | runner_only | authoring_only | stated_per_release
+
+
+def test_a_release_that_states_why_ships_an_ungradable_check_with_a_note():
+    element = CASES["ungradable-in-runner"]
+    accepted = RuleContext(**{**CTX.__dict__, "accept_ungradable": "our runner passes no timeout to evaluate"})
+    found = {(d.code, d.severity): d.message for d in check_tasks([from_runner(element)], accepted)}
+    assert list(found) == [("ungradable-accepted", "info")]
+    assert "our runner passes no timeout to evaluate" in found["ungradable-accepted", "info"]
 
 
 def test_drafts_the_language_cannot_read_are_errors_with_the_line():

@@ -1,12 +1,18 @@
-"""The do-nothing proof (issue 31, item 6): which platform tasks an agent passes by only calling `finish`, by the
-runner's own checks on the state its app starts in (utils.feed2data, app.py reset, `<video loop>`)."""
+"""The do-nothing proof (issue 39, item 3): which platform tasks an agent passes by only calling `finish`, at any
+moment of the runner profile's do-nothing window, by the runner's own checks on the state its app starts in."""
 
 from __future__ import annotations
 
+import json
+import math
 import subprocess
 import sys
 
-from curation.tasks.idle import IdleFacts, check_holds, passes_idle, undecided
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from curation.env.profile import default_profile
+from curation.tasks.idle import IdleFacts, check_holds, for_every_length, idle_verdict, moments, passes_idle
 from curation.tasks.record import from_runner
 from curation.tasks.rules import RuleContext, check_tasks
 from tests.conftest import ROOT
@@ -14,76 +20,145 @@ from tests.skips import V1, requires_v1
 
 FEED = ["FakeSV/a", "LiveBot/cat/b", "FakeSV/c", "Video-SafetyBench/d"]
 FACTS = IdleFacts(durations={"FakeSV/a": 20.0, "LiveBot/cat/b": 10.0}, comments={"FakeSV/c": ["已核实 谢谢"]})
+PROFILE = default_profile()
+START, END = PROFILE.idle_window_s
+TOL = PROFILE.tolerance
 
 
 def check(func: str, **args) -> dict:
     return {"func": func, "args": args}
 
 
+def the_runner_passes(args: dict, length: float, moving: bool, at_s: float) -> bool:
+    """The runner's eval_playback on the page a do-nothing agent leaves, `at_s` seconds into the window: video 0
+    loops from 0 s, the others stand at 0 s (written from utils.py and script.js, not from the proof)."""
+    cur = math.fmod(at_s, length) if moving else 0.0
+    if args.get("target_pct") is not None:
+        return abs(cur / length - args["target_pct"]) <= TOL
+    return abs(cur - args["target_sec"]) <= length * TOL
+
+
+targets = st.one_of(st.builds(lambda p: {"target_pct": p}, st.floats(0, 1)),
+                    st.builds(lambda s: {"target_sec": s}, st.floats(0, 120)))
+
+
+@settings(max_examples=400, deadline=None)
+@given(args=targets, length=st.floats(0.2, 600), moving=st.booleans())
+def test_the_proof_finds_every_moment_the_runner_would_pass(args, length, moving):
+    found = moments(args, length, moving, PROFILE)
+    step = 0.001
+    sampled = [t for k in range(int((END - START) / step) + 1) if the_runner_passes(
+        args, length, moving, t := START + k * step)]
+    if sampled:  # a moment the runner passes is one the proof found
+        assert any(low - 1e-9 <= t <= high + 1e-9 for t in sampled[:50] for low, high in found)
+    for low, high in found:  # a stretch the proof found wide enough to sample holds in the runner
+        if high - low > 4 * step:
+            assert the_runner_passes(args, length, moving, (low + high) / 2)
+
+
+@settings(max_examples=200, deadline=None)
+@given(args=targets, moving=st.booleans(), lengths=st.lists(st.floats(0.1, 5000), min_size=1, max_size=20))
+def test_an_answer_given_without_the_length_holds_for_every_length(args, moving, lengths):
+    video = 0 if moving else 1
+    answer = check_holds(check("eval_playback", video_id=video, **args), FEED, IdleFacts({}, None)).value
+    if answer is not None:
+        for length in lengths:
+            assert bool(moments(args, length, moving, PROFILE)) is answer
+
+
 def test_what_holds_before_anyone_acts():
-    holds = {
-        "comment on a FakeSV video": check_holds(check("eval_comment", video_ids=0), FEED, 0, FACTS),
-        "comment on a LiveBot video": check_holds(check("eval_comment", video_ids=1), FEED, 0, FACTS),
-        "a text a starting comment holds": check_holds(check("eval_comment", video_ids=2, comment="已核实"), FEED, 0,
-                                                       FACTS),
-        "a text it does not": check_holds(check("eval_comment", video_ids=2, comment="谣言"), FEED, 0, FACTS),
-        "a text on comments the catalog lacks": check_holds(check("eval_comment", video_ids=0, comment="x"), FEED, 0,
-                                                            FACTS),
-        "like a video": check_holds(check("eval_like", video_ids=[0]), FEED, 0, FACTS),
-        "like nothing": check_holds(check("eval_like", video_ids=[]), FEED, 0, FACTS),
-        "stay on the first video": check_holds(check("eval_current_video", video_id=0), FEED, 0, FACTS),
-        "go to the second": check_holds(check("eval_current_video", video_id=1), FEED, 0, FACTS),
-        "first video at 25% after 5 s": check_holds(check("eval_playback", video_id=0, target_pct=0.25), FEED, 5,
-                                                    FACTS),
-        "first video at 50% after 5 s": check_holds(check("eval_playback", video_id=0, target_pct=0.5), FEED, 5,
-                                                    FACTS),
-        "second video at 0.4 s (5% of 10 s)": check_holds(check("eval_playback", video_id=1, target_sec=0.4), FEED, 5,
-                                                          FACTS),
-        "a video of unknown length": check_holds(check("eval_playback", video_id=2, target_pct=0.0), FEED, 0, FACTS),
-    }
-    assert holds == {
-        "comment on a FakeSV video": True, "comment on a LiveBot video": False,
+    def held(c):
+        return check_holds(c, FEED, FACTS).value
+
+    assert {
+        "a comment on a FakeSV video the catalog holds no record of": held(check("eval_comment", video_ids=0)),
+        "on a LiveBot video": held(check("eval_comment", video_ids=1)),
+        "a text a starting comment holds": held(check("eval_comment", video_ids=2, comment="已核实")),
+        "a text it does not": held(check("eval_comment", video_ids=2, comment="谣言")),
+        "a text on comments only the runner's file knows": held(check("eval_comment", video_ids=0, comment="x")),
+        "like a video": held(check("eval_like", video_ids=[0])), "like nothing": held(check("eval_like", video_ids=[])),
+        "stay on the first video": held(check("eval_current_video", video_id=0)),
+        "go to the second": held(check("eval_current_video", video_id=1)),
+        "first video (20 s) at 25%": held(check("eval_playback", video_id=0, target_pct=0.25)),
+        "first video (20 s) at 50%": held(check("eval_playback", video_id=0, target_pct=0.5)),
+        "second video at 0.4 s (5% of 10 s)": held(check("eval_playback", video_id=1, target_sec=0.4)),
+        "second video at 10%": held(check("eval_playback", video_id=1, target_pct=0.1)),
+        "0% of a video of unknown length": held(check("eval_playback", video_id=2, target_pct=0.0)),
+        "0% of the first video, any length": check_holds(check("eval_playback", video_id=0, target_pct=0.0), FEED,
+                                                         IdleFacts({}, None)).value,
+        "50% of the first video, unknown length": check_holds(check("eval_playback", video_id=0, target_pct=0.5),
+                                                              FEED, IdleFacts({}, None)).value,
+    } == {
+        "a comment on a FakeSV video the catalog holds no record of": True, "on a LiveBot video": False,
         "a text a starting comment holds": True, "a text it does not": False,
-        "a text on comments the catalog lacks": None, "like a video": False, "like nothing": True,
-        "stay on the first video": True, "go to the second": False, "first video at 25% after 5 s": True,
-        "first video at 50% after 5 s": False, "second video at 0.4 s (5% of 10 s)": True,
-        "a video of unknown length": None}
+        "a text on comments only the runner's file knows": None, "like a video": False, "like nothing": True,
+        "stay on the first video": True, "go to the second": False,
+        "first video (20 s) at 25%": True,   # 5 s in, inside the window
+        "first video (20 s) at 50%": False,  # 10 s in: past the window's end
+        "second video at 0.4 s (5% of 10 s)": True, "second video at 10%": False,
+        "0% of a video of unknown length": True,  # it stands at 0 s whatever its length
+        "0% of the first video, any length": True,  # reached when it starts, whatever its length
+        "50% of the first video, unknown length": None}
 
 
-def test_a_task_is_flagged_only_when_every_check_holds_at_one_instant():
-    at_start = [check("eval_current_video", video_id=0), check("eval_comment", video_ids=0)]
-    assert passes_idle(at_start, FEED, FACTS) == (0.0, ["eval_current_video(video_id=0)", "eval_comment(video_ids=0)"])
-    # a like still to do: the same two checks no longer pass it
+def test_the_issues_8_second_clip_is_passed_by_waiting():
+    """Issue 39: "pause at 50% of video 0" on an 8 s clip was passed by a do-nothing agent graded 4.1 s in."""
+    task = [check("eval_playback", video_id=0, target_pct=0.5)]
+    verdict = idle_verdict(task, FEED, IdleFacts({"FakeSV/a": 8.0}, None))
+    assert verdict.passes is True and f"from {START:g} to {END:g} s" in verdict.window
+    assert the_runner_passes({"target_pct": 0.5}, 8.0, True, 4.1)
+    unknown = idle_verdict(task, FEED, IdleFacts({}, None))
+    assert unknown.passes is None and unknown.lacking == ["the length of video 1 (FakeSV/a)"]
+
+
+def test_a_task_is_flagged_only_when_every_check_holds_at_one_moment():
+    at_start = [check("eval_current_video", video_id=0), check("eval_comment", video_ids=2, comment="已核实")]
+    found = passes_idle(at_start, FEED, FACTS)
+    assert found is not None and found.checks == ["eval_current_video(video_id=0)",
+                                                  "eval_comment(comment='已核实', video_ids=2)"]
     assert passes_idle([*at_start, check("eval_like", video_ids=[1])], FEED, FACTS) is None
-    later = [check("eval_playback", video_id=0, target_pct=0.25)]
-    assert passes_idle(later, FEED, FACTS) == (5.0, ["eval_playback(target_pct=0.25, video_id=0)"])
-    unknown = [check("eval_comment", video_ids=0, comment="真的吗")]
-    assert passes_idle(unknown, FEED, FACTS) is None and undecided(unknown, FEED, FACTS)
+    # 25% of a 20 s video holds from 4 to 6 s, 36% from 6.2 to 8.2 s: both inside the window, never at one moment
+    apart = [check("eval_playback", video_id=0, target_pct=0.25), check("eval_playback", video_id=0, target_pct=0.36)]
+    assert idle_verdict(apart, FEED, FACTS).passes is False
+    assert idle_verdict(apart[:1], FEED, FACTS).passes is True
 
 
-def test_the_rule_names_the_checks_and_knows_the_catalogs_comments():
+def test_the_rule_names_the_window_and_reads_the_catalogs_comments():
     element = {"task_id": "gui_comment_7", "_file": "gui_action.json", "instruction": "在第三个视频下评论“已核实”",
                "video_feed": FEED, "eval_type": "platform",
                "eval_config": [check("eval_comment", video_ids=2, comment="已核实")]}
     knows = RuleContext(known_videos=set(FEED), starting_comments={"FakeSV/c": ["已核实 谢谢"]})
     found = [d for d in check_tasks([from_runner(element)], knows) if d.code == "passes-without-acting"]
-    assert len(found) == 1 and "eval_comment(comment='已核实', video_ids=2) already hold when the app starts" in (
-        found[0].message)
-    blind = RuleContext(known_videos=set(FEED))  # no comments in the catalog: the text cannot be told, not flagged
+    assert len(found) == 1 and f"from {START:g} to {END:g} s" in found[0].message
+    # the catalog holds the video's record and it has no comments (the public FakeSV metadata): not flagged
+    none = RuleContext(known_videos=set(FEED), starting_comments={v: [] for v in FEED})
+    any_comment = {**element, "eval_config": [check("eval_comment", video_ids=2)]}
+    assert not [d for d in check_tasks([from_runner(any_comment)], none) if d.code == "passes-without-acting"]
+    blind = RuleContext(known_videos=set(FEED))  # no catalog comments at all: the text cannot be told, not flagged
     assert not [d for d in check_tasks([from_runner(element)], blind) if d.code == "passes-without-acting"]
 
 
 @requires_v1
-def test_the_v1_figures_of_the_do_nothing_proof():
-    """The figures docs/figures.md quotes, by the command it names: of v1's 215 platform tasks, 173 pass the
-    do-nothing proof, 3 fail (the runner's do-nothing agent passes gui_comment_19-21), 39 cannot be told from the
-    public files; 212 pass the perfect-agent proof, none fails, 3 are undecided (targets in seconds on videos of
-    unknown length)."""
+def test_the_v1_figures_and_qc_validate_name_the_same_tasks():
+    """Done-when of issue 39: on the public v1, the do-nothing proof fails exactly gui_comment_19-21 and
+    gui_temporal_pause_1-6 (0% of video 0: reached when it starts, whatever its length), the perfect proof calls
+    every playback task ungradable in the public runner, and `qc validate` names the same tasks and no other."""
     out = subprocess.run([sys.executable, str(ROOT / "bench" / "task_proofs.py"), str(V1)], capture_output=True,
                          text=True, timeout=120, check=True).stdout
-    total = next(line.split()[-6:] for line in out.splitlines() if line.startswith("all platform tasks"))
-    assert total == ["173", "3", "39", "212", "0", "3"]
-    assert [line.split()[2].rstrip(":") for line in out.splitlines() if "do-nothing failed" in line] == [
-        "gui_comment_19", "gui_comment_20", "gui_comment_21"]
-    assert [line.split()[2].rstrip(":") for line in out.splitlines() if "perfect undecided" in line] == [
-        "gui_temporal_pause_7", "gui_temporal_pause_8", "gui_temporal_pause_9"]
+    sections = {}
+    for block in out.split("\n\n")[1:]:
+        head, *rows = block.strip().splitlines()
+        sections[head.split(" (")[0]] = [row.split(":")[0].strip() for row in rows]
+    playback = [t["task_id"] for t in json.loads((V1 / "gui_action.json").read_text(encoding="utf-8"))
+                if any(c.get("func") == "eval_playback" for c in t["eval_config"])]
+    idle = [*(f"gui_comment_{n}" for n in (19, 20, 21)), *(f"gui_temporal_pause_{n}" for n in range(1, 7))]
+    assert sorted(sections["do-nothing proof failed"]) == sorted(idle)
+    assert sorted(sections["perfect proof ungradable"]) == sorted(playback) and len(playback) == 21
+    assert sections["perfect proof failed"] == [] and sections["perfect proof undecided"] == []
+    validate = subprocess.run([sys.executable, "-m", "curation.cli", "qc", "validate", "--livingscreen", str(V1), "--json"],
+                              capture_output=True, text=True, timeout=300, cwd=ROOT)
+    defects = json.loads(validate.stdout)
+    named = {code: sorted(d["task_id"] for d in defects if d["code"] == code)
+             for code in ("passes-without-acting", "ungradable-in-runner", "unsatisfiable", "feed-too-long")}
+    assert named == {"passes-without-acting": sorted(idle), "ungradable-in-runner": sorted(playback),
+                     "unsatisfiable": [], "feed-too-long": []}

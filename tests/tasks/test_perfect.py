@@ -5,14 +5,19 @@ cannot settle is undecided, with the reason."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
+from curation.env.profile import default_profile
 from curation.tasks.idle import IdleFacts
 from curation.tasks.perfect import perfect_plan, prove_perfect
 
-# LiveBot videos start with no comments in the runner's app; every one is 8 s long
+# LiveBot videos start with no comments in the runner's app; every one is 8 s long. The plans are played against a
+# runner that grades every check (a team's fixed runner): the public one cannot grade playback at all (below).
+GRADES_ALL = dataclasses.replace(default_profile(), ungradable=frozenset())
 FEED = [f"LiveBot/news/clip{i}" for i in range(8)]
-FACTS = IdleFacts({v: 8.0 for v in FEED}, None)
+FACTS = IdleFacts({v: 8.0 for v in FEED}, None, GRADES_ALL)
 
 
 def like(*ids):
@@ -99,8 +104,13 @@ UNDECIDED = {
 @pytest.mark.parametrize("name", sorted(UNDECIDED))
 def test_what_the_replay_cannot_settle_is_undecided_with_the_reason(name):
     checks, why = UNDECIDED[name]
-    verdict = prove_perfect(checks, FEED, IdleFacts({}, None))
+    verdict = prove_perfect(checks, FEED, IdleFacts({}, None, GRADES_ALL))
     assert verdict.passed is None and why in verdict.reason, verdict.reason
+
+
+def test_the_public_runner_cannot_grade_a_playback_task_so_no_plan_passes_it():
+    verdict = prove_perfect([playback(0, target_pct=0.5)], FEED, IdleFacts({v: 8.0 for v in FEED}, None))
+    assert verdict.passed is False and verdict.ungradable == ["eval_playback"] and "cannot grade" in verdict.reason
 
 
 def test_a_comment_met_only_by_a_comment_the_video_starts_with_is_decided_by_what_the_catalog_knows():

@@ -5,13 +5,29 @@ import sys
 
 import pytest
 
+import dataclasses
+
+from curation.env.profile import default_profile
 from curation.qc.validate import validate_tasks as _validate
 from curation.tasks.rules import RULES, RuleContext
 from tests.conftest import ROOT
 
+# a team's runner that grades every check: these tests are about the other rules (the public runner cannot grade
+# playback at all: tests/tasks/test_idle.py, test_doors.py)
+GRADES_ALL = dataclasses.replace(default_profile(), ungradable=frozenset())
+
 
 def validate_tasks(tasks, known_videos=None, durations=None):
-    return _validate(tasks, RuleContext(known_videos=known_videos, durations=durations or {}))
+    return _validate(tasks, RuleContext(known_videos=known_videos, durations=durations or {}, profile=GRADES_ALL))
+
+
+def grades_all_config(folder):
+    """A configuration that states the team's own runner profile: the public one with playback graded."""
+    profile = (ROOT / "curation" / "resources" / "runners" / "livingscreen-f02d1bc.toml").read_text(encoding="utf-8")
+    (folder / "runner.toml").write_text(profile.replace('ungradable = ["eval_playback"]', "ungradable = []"),
+                                        encoding="utf-8")
+    (folder / "curation.toml").write_text(f'[runner]\nprofile = "{folder / "runner.toml"}"\n', encoding="utf-8")
+    return folder / "curation.toml"
 
 FEED = [f"FakeSV/{i}" for i in range(8)]
 CLEAN = [
@@ -62,6 +78,8 @@ PLANTED = [  # each one: the task cannot be run or graded as written
     ("missing-arg", 3, lambda t: t["eval_config"][0]["args"].pop("target_pct")),
     ("position-not-integer", 2, lambda t: t["eval_config"][0]["args"].update(video_ids=["1"])),
     ("position-outside-feed", 2, lambda t: t["eval_config"][0]["args"].update(video_ids=[1, 8])),
+    # the runner's "no other video" rule reads positions 1-20: a 22nd video could be liked unseen
+    ("feed-too-long", 3, lambda t: t.update(video_feed=[f"FakeSV/{i}" for i in range(22)])),
     ("report-category-unknown", 2, lambda t: t["eval_config"][0]["args"].update(expected_cat="暴力")),
     ("target-pct-out-of-range", 3, lambda t: t["eval_config"][0]["args"].update(target_pct=50)),
     ("target-sec-negative", 3, lambda t: t["eval_config"][0].update(args={"video_id": 2, "target_sec": -1})),
@@ -86,7 +104,6 @@ def test_each_planted_error_is_found(code, index, change):
 DOUBTFUL = [  # a person should look, but the task runs and grades as written
     ("no-cannot-determine-option", 1, lambda t: t.update(instruction="下一条拍什么？A：美食；B：旅行；C：游戏")),
     ("comment-text-missing", 2, lambda t: t["eval_config"][1]["args"].pop("comment")),
-    ("feed-too-long", 3, lambda t: t.update(video_feed=[f"FakeSV/{i}" for i in range(21)])),
     ("feed-duplicate-video", 3, lambda t: t.update(video_feed=FEED + [FEED[0]])),
     ("feed-keyword-other-overlap", 0, lambda t: t.update(other_videos=FEED[2:7])),
     # 5 distractors for 3 anchors; deleting an anchor plays 5 for 2 (2.50), what `feeds drift` flags
@@ -121,7 +138,8 @@ LOOKS_WRONG_BUT_VALID = [  # what a real, annotator-edited release holds
     ("a pause target exactly at the end", 3,
      lambda t: t["eval_config"][0].update(args={"video_id": 2, "target_sec": 30.0})),
     ("a report with its reason", 2, lambda t: t["eval_config"][0]["args"].update(expected_reason="造谣")),
-    ("a feed of exactly 20 videos", 3, lambda t: t.update(video_feed=[f"FakeSV/{i}" for i in range(20)])),
+    ("a feed of 21 videos, the longest the runner's checks read", 3,
+     lambda t: t.update(video_feed=[f"FakeSV/{i}" for i in range(21)])),
 ]
 
 
@@ -154,7 +172,8 @@ def test_runner_directory_from_the_command_line(tmp_path):
     bad = copy.deepcopy(CLEAN[2:3])
     bad[0]["eval_config"][0]["args"]["expected_cat"] = "暴力"
     (tmp_path / "close_end_application.json").write_text(json.dumps(bad, ensure_ascii=False), "utf-8")
-    run = [sys.executable, "-m", "curation.cli", "qc", "validate", "--livingscreen", str(tmp_path)]
+    run = [sys.executable, "-m", "curation.cli", "--config", str(grades_all_config(tmp_path)), "qc", "validate",
+           "--livingscreen", str(tmp_path)]
     out = subprocess.run(run, cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 1
     assert "moderation_1\terror\treport-category-unknown\t" in out.stdout

@@ -11,6 +11,7 @@ from typing import Any
 
 from curation.core.resources import resource_text
 from curation.corpus.visible import VisibleVideo
+from curation.env.vocabulary import VOCABULARY
 from curation.tasks.taxonomy import load_taxonomy
 
 CANNOT_ANSWER = "cannot_answer"
@@ -125,7 +126,8 @@ def platform_truth(eval_config: list[dict[str, Any]]) -> dict[str, Any] | None:
         args = check.get("args") or {}
         ids = args.get("video_ids")
         ids = ids if isinstance(ids, list) else [ids]
-        key = {"eval_like": "like", "eval_collect": "collect", "eval_report": "report"}.get(check.get("func"))
+        spec = VOCABULARY.get(str(check.get("func")))
+        key = spec.shortcut_key if spec else None
         if key is None:
             continue
         relevant = True
