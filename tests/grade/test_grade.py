@@ -72,9 +72,10 @@ def test_episodes_graded_by_the_runners_rules_with_ours_beside_them(released, tm
     assert second["wr"] == 0.0 and set(second["buckets"]) == {"skipped"}
 
     like = rows["gui_like_1"]
-    # the public runner never checks video 0 for an extra like: it logged 1.0; every position counts here
-    assert (like["sr"], like["public_sr"], like["sr_from"], like["logged_result"]) == (0.0, 1.0, "state", 1.0)
-    assert like["index0_disagrees"] and not like["state_disagrees"] and like["progress"] == pytest.approx(1 / 2)
+    # the runner never reads video 0 for an extra like: it logged 1.0, and SR is the runner's rule; the extra like
+    # is flagged beside it
+    assert (like["sr"], like["public_sr"], like["sr_from"], like["logged_result"]) == (1.0, 1.0, "state", 1.0)
+    assert like["index0_disagrees"] and not like["state_disagrees"] and like["progress"] == 1.0
     report = rows["moderation_1"]
     # no state.json: the state rebuilt from the two swipes has no report on video 2
     assert (report["sr"], report["sr_from"], report["progress"]) == (0.0, "replay", 0.5)

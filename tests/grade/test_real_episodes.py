@@ -49,7 +49,7 @@ def test_each_episode_gets_the_runners_result(real, tmp_path, keep_state):
     assert not any(r["index0_disagrees"] or r["state_disagrees"] or r["state_unknown"] for r in rows.values())
 
 
-def test_episodes_recorded_later_get_the_runners_result_but_for_an_extra_collect_on_video_0(catalog, tmp_path):
+def test_episodes_recorded_later_get_the_runners_result_and_an_extra_collect_on_video_0_is_flagged(catalog, tmp_path):
     # the seven and the 24 of runner-episodes-more, as a run leaves them: the grader has only the logs
     roots = (EPISODES, MORE)
     record_release(catalog, runner_dir(tmp_path / "v1", roots=roots))
@@ -58,13 +58,13 @@ def test_episodes_recorded_later_get_the_runners_result_but_for_an_extra_collect
     rows = {r["task_id"]: r for r in result.rows}
     assert (result["graded"], result["rejected"], result["crashed"]) == (31, 0, 0)
     # preference_3 collected video 0 before its targets (README); the recorded state has it, the runner's check
-    # of "no other video" starts at 1 and logged 1.0
+    # of "no other video" starts at 1 and logged 1.0: SR is the runner's, the stray collect is flagged beside it
     recorded = json.loads((MORE / "close_end_application" / "preference_3" / "state.json").read_text(encoding="utf-8"))
     assert recorded[0]["is_collected"]
     pref = rows["preference_3"]
-    assert (pref["sr"], pref["public_sr"], pref["logged_result"], pref["sr_from"]) == (0.0, 1.0, 1.0, "replay")
-    assert {t: r["sr"] for t, r in rows.items() if t != "preference_3"} == \
-        {t: r["logged_result"] for t, r in rows.items() if t != "preference_3"}
+    assert (pref["sr"], pref["public_sr"], pref["logged_result"], pref["sr_from"]) == (1.0, 1.0, 1.0, "replay")
+    assert pref["index0_disagrees"]
+    assert {t: r["sr"] for t, r in rows.items()} == {t: r["logged_result"] for t, r in rows.items()}
     summary = result.summary
     assert summary["index0_disagreements"] == ["Scripted/preference_3"] and not summary["state_disagreements"]
     # the one episode whose like cannot be placed (spaces typed after a press in the feed moved it) is listed
@@ -76,12 +76,13 @@ def test_episodes_recorded_later_get_the_runners_result_but_for_an_extra_collect
     assert {t for t in platform if rows[t]["sr_from"] != "replay"} == {"gui_like_5", "gui_comment_4"}
 
 
-def test_an_extra_report_on_video_0_is_caught_where_the_runner_misses_it(real, tmp_path):
+def test_an_extra_report_on_video_0_is_flagged_where_the_runner_misses_it(real, tmp_path):
     logs = episodes_copy(tmp_path / "logs")
     add_turns(logs / "close_end_application" / "moderation_9" / "log.json", REPORT_TAP)  # the log keeps 1.0
     rows = graded(real, logs, tmp_path / "out")
     mod = rows["moderation_9"]
-    assert (mod["sr"], mod["public_sr"], mod["logged_result"], mod["sr_from"]) == (0.0, 1.0, 1.0, "replay")
+    assert (mod["sr"], mod["public_sr"], mod["logged_result"], mod["sr_from"]) == (1.0, 1.0, 1.0, "replay")
+    assert mod["index0_disagrees"]
     summary = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))
     assert summary["index0_disagreements"] == ["Scripted/moderation_9"] and not summary["state_disagreements"]
 
@@ -156,17 +157,17 @@ def test_coverage_crashes_missing_tasks_and_defective_ones(catalog, tmp_path):
                                                 ensure_ascii=False), encoding="utf-8")
 
     result = grade_logs(catalog, [("Scripted", logs)], "1.0.0", tmp_path / "out")
-    assert (result["graded"], result["crashed"], result["defective"]) == (8, 1, 2)
+    assert (result["graded"], result["crashed"], result["defective"]) == (8, 1, 2)  # graded episodes on defective tasks
     defects = {d["task_id"]: d["reasons"] for d in result.summary["defective_tasks"]}
-    assert set(defects) == {"gui_collect_1", "gui_collect_2"}
+    assert set(defects) == {"gui_collect_1", "gui_collect_2", "gui_temporal_pause_1"}
     assert "position-outside-feed" in defects["gui_collect_2"] and "is needs_fix in the catalog" in \
-        defects["gui_collect_1"]
+        defects["gui_collect_1"] and "ungradable-in-runner" in defects["gui_temporal_pause_1"]
     l1 = next(c for c in result.summary["coverage"] if c["tier"] == "L1")
-    # defective left out: gui_like_1, gui_comment_1, gui_swipe_7 graded (1.0 each), gui_temporal_pause_1 crashed,
-    # gui_like_2 never played
+    # defective left out (the playback task too: the runner crashes grading it, as the profile says):
+    # gui_like_1, gui_comment_1, gui_swipe_7 graded (1.0 each), gui_like_2 never played
     assert {k: l1[k] for k in ("tasks", "attempted", "graded", "crashed", "rejected", "missing")} == \
-        {"tasks": 5, "attempted": 4, "graded": 3, "crashed": 1, "rejected": 0, "missing": 1}
-    assert (l1["sr_attempted"], l1["sr_graded"]) == (0.75, 1.0)
+        {"tasks": 4, "attempted": 3, "graded": 3, "crashed": 0, "rejected": 0, "missing": 1}
+    assert (l1["sr_attempted"], l1["sr_graded"]) == (1.0, 1.0)
     assert next(g for g in result.summary["per_tier"] if g["tier"] == "L1")["episodes"] == 3
     assert result.summary["crashed"] == ["Scripted/gui_temporal_pause_1"]
     with (tmp_path / "out" / "episodes.csv").open(encoding="utf-8") as handle:
@@ -217,8 +218,10 @@ def test_against_the_public_v1_release(catalog, tmp_path):
     result = grade_logs(catalog, [("Scripted", logs)], "1.0.0", tmp_path / "out", include_defective=True)
     assert (result["graded"], result["rejected"]) == (31, 0)  # the logs carry v1's instructions exactly
     later = {log.parent.name: json.loads(log.read_text(encoding="utf-8"))["result"] for log in MORE.rglob("log.json")}
-    # the runner's results, but preference_3's: it collected video 0 as well (runner-episodes-more/README.md)
-    assert {r["task_id"]: r["sr"] for r in result.rows} == {**RESULTS, **later, "preference_3": 0.0}
+    # the runner's results, preference_3's too: it collected video 0 as well, which the runner's rule does not read
+    # (runner-episodes-more/README.md); it is flagged beside its SR
+    assert {r["task_id"]: r["sr"] for r in result.rows} == {**RESULTS, **later}
+    assert [r["task_id"] for r in result.rows if r["index0_disagrees"]] == ["preference_3"]
     coverage = result.summary["coverage"]
     assert sum(c["missing"] for c in coverage) == sum(c["tasks"] for c in coverage) - 31
     released = {t["task_id"]: t["eval_config"] for f in V1.glob("*.json")
@@ -245,9 +248,14 @@ def _done_when(cat_path: Path, release: Path, tmp_path: Path) -> None:
     assert summary["index0_disagreements"] == ["Scripted/moderation_9"]
     with (tmp_path / "out" / "episodes.csv").open(encoding="utf-8") as handle:
         sr = {r["task_id"]: float(r["sr"]) for r in csv.DictReader(handle)}
-    assert sr == {**RESULTS, "moderation_9": 0.0}  # the runner's own SR except the index-0 disagreement
+    assert sr == RESULTS  # the runner's own SR, the extra report on video 0 flagged beside it
+    # the two crashed tasks are the ones the runner profile says the runner cannot grade: listed as defective, and
+    # left out of the coverage of what can be scored there
+    defective = {d["task_id"]: d["reasons"] for d in summary["defective_tasks"]}
+    assert {t for t, why in defective.items() if "ungradable-in-runner" in why} >= {"gui_temporal_pause_1",
+                                                                                   "gui_temporal_pause_2"}
     l1 = next(c for c in summary["coverage"] if c["tier"] == "L1")
-    assert (l1["crashed"], l1["attempted"], l1["graded"]) == (2, 6, 4)
+    assert (l1["crashed"], l1["attempted"], l1["graded"]) == (0, 4, 4)
 
 
 def test_the_issue_check_on_the_recorded_release(tmp_path):
