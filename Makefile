@@ -49,6 +49,17 @@ $(LLM_STAMP):
 	  --disable-pip-version-check "llama-cpp-python[server]==0.3.36"
 	touch $(LLM_STAMP)
 
+# The public LivingScreen runner's own dependencies at the commit the toolkit targets (Playwright 1.58.0, as its
+# lock file pins), in a venv of its own: tests/env/test_public_runner.py plays releases in the runner's code
+# (../shared/livingscreen-runner/, test data, never copied into the repo) with Debian's chromium.
+RUNNER_VENV := .venv-runner
+RUNNER_STAMP := $(RUNNER_VENV)/.installed
+$(RUNNER_STAMP):
+	test -x $(RUNNER_VENV)/bin/python || $(PYTHON) -m venv $(RUNNER_VENV)
+	$(RUNNER_VENV)/bin/python -m pip install --quiet --disable-pip-version-check playwright==1.58.0 flask==3.1.3 \
+	  requests==2.34.2 numpy==2.4.6 opencv-python-headless==5.1.0.95 imageio==2.38.2 tqdm==4.70.1
+	touch $(RUNNER_STAMP)
+
 # Serves it on 127.0.0.1:8077 (model alias "smollm2") until stopped.
 llm: setup $(LLM_STAMP)
 	$(PY) -m curation.qc.shortcut.llm_server
@@ -102,7 +113,7 @@ feeds: setup
 	@echo "feeds:    build/feeds/ (one JSON per feed + feeds.jsonl)"
 	@echo "reports:  build/reports/clusters.html, build/reports/feeds.html"
 
-test: setup $(LS_STAMP) $(LLM_STAMP) browser
+test: setup $(LS_STAMP) $(LLM_STAMP) $(RUNNER_STAMP) browser
 	$(PY) -m ruff check curation tests bench
 	$(PY) -m pytest -q
 

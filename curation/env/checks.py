@@ -71,7 +71,8 @@ def _comment(func: str, args: dict[str, Any], at: list[int], state: EndState) ->
     # a replay lacks the feed's own comments: a comment check it finds unmet may still have been met by one of them
     out: list[Atom] = []
     for i in at:
-        held = comment_holds([str(c.get("text", "")) for c in state.video(i).get("comments") or []], args.get("comment"))
+        texts = [str(c.get("text", "")) for c in state.video(i).get("comments") or []]
+        held = comment_holds(texts, args.get("comment"))
         out.append((f"{func} {i}", True if held else None if state.replayed else False))
     return out
 

@@ -17,7 +17,6 @@ from curation.core.catalog import Catalog
 from curation.env.profile import RunnerProfile
 
 
-
 def comment_order(alias: str = "") -> str:
     """The order the app shows a video's comments in. Ingest numbers them `<video>#c<n>`: by the id's length, then
     its text, puts c2 before c10."""

@@ -135,9 +135,10 @@ def _check_feed(task: TaskRecord, ctx: RuleContext) -> Iterable[Defect]:
         yield Defect(tid, "feed-empty", "video_feed is empty")
         return
     if len(feed) > ctx.profile.max_feed:
-        yield Defect(tid, "feed-too-long", f"{len(feed)} videos; {ctx.profile.name} reads positions "
-                     f"{ctx.profile.others_first}-{ctx.profile.others_last} for other videos liked, collected or reported, "
-                     f"so a feed holds at most {ctx.profile.max_feed}")
+        profile = ctx.profile
+        yield Defect(tid, "feed-too-long", f"{len(feed)} videos; {profile.name} reads positions "
+                     f"{profile.others_first}-{profile.others_last} for other videos liked, collected or reported, "
+                     f"so a feed holds at most {profile.max_feed}")
     for video, count in Counter(feed).items():
         if count > 1:
             where = " and ".join(str(i + 1) for i, v in enumerate(feed) if v == video)

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from curation.env.profile import default_profile
-from curation.tasks.idle import IdleFacts, check_holds, for_every_length, idle_verdict, moments, passes_idle
+from curation.tasks.idle import IdleFacts, check_holds, idle_verdict, moments, passes_idle
 from curation.tasks.record import from_runner
 from curation.tasks.rules import RuleContext, check_tasks
 from tests.conftest import ROOT
@@ -155,8 +155,8 @@ def test_the_v1_figures_and_qc_validate_name_the_same_tasks():
     assert sorted(sections["do-nothing proof failed"]) == sorted(idle)
     assert sorted(sections["perfect proof ungradable"]) == sorted(playback) and len(playback) == 21
     assert sections["perfect proof failed"] == [] and sections["perfect proof undecided"] == []
-    validate = subprocess.run([sys.executable, "-m", "curation.cli", "qc", "validate", "--livingscreen", str(V1), "--json"],
-                              capture_output=True, text=True, timeout=300, cwd=ROOT)
+    validate = subprocess.run([sys.executable, "-m", "curation.cli", "qc", "validate", "--livingscreen", str(V1),
+                               "--json"], capture_output=True, text=True, timeout=300, cwd=ROOT)
     defects = json.loads(validate.stdout)
     named = {code: sorted(d["task_id"] for d in defects if d["code"] == code)
              for code in ("passes-without-acting", "ungradable-in-runner", "unsatisfiable", "feed-too-long")}

@@ -1,11 +1,10 @@
 import copy
+import dataclasses
 import json
 import subprocess
 import sys
 
 import pytest
-
-import dataclasses
 
 from curation.env.profile import default_profile
 from curation.qc.validate import validate_tasks as _validate
