@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from tests.conftest import ROOT
-from tests.skips import ALLOWED_IN_CI, unlisted_skips, v1_dir
+from tests.skips import ALLOWED_IN_CI, RUNNER, runner_utils, unlisted_skips, v1_dir
 
 
 def report(reason: str, xfail: bool = False) -> pytest.TestReport:
@@ -20,8 +20,9 @@ def report(reason: str, xfail: bool = False) -> pytest.TestReport:
     return made
 
 
-def test_only_unlisted_skips_are_named():
-    listed = next(iter(ALLOWED_IN_CI))
+def test_only_unlisted_skips_are_named(monkeypatch):
+    listed = "a reason the list allows"
+    monkeypatch.setitem(ALLOWED_IN_CI, listed, "for this test")
     assert unlisted_skips([report(listed), report("no v1 here"), report("x", xfail=True)]) == [
         "tests/x.py::t: no v1 here"]
 
@@ -45,3 +46,9 @@ def test_a_planted_skip_fails_a_ci_run(tmp_path):
 
 def test_the_public_v1_is_found_where_ci_has_it():
     assert v1_dir() is not None and len(list(v1_dir().glob("*.json"))) == 3
+
+
+def test_the_public_runner_is_found_where_ci_has_it(tmp_path):
+    copied = runner_utils(tmp_path)
+    assert copied is not None and "def eval_like(" in copied.read_text(encoding="utf-8")
+    assert (RUNNER / "main_threaded.py").is_file() and (RUNNER / "app.py").is_file()

@@ -27,6 +27,9 @@ def release_build(
     = False,
     health_strict: Annotated[bool, typer.Option(
         help="Refuse the build when the release's health breaks the \\[release] strict_* limits.")] = False,
+    accept_ungradable: Annotated[str, typer.Option(
+        metavar="REASON", help="Ship tasks whose checks the runner profile cannot grade, saying why (e.g. the "
+        "runner you play it in grades them); recorded in the manifest. `curate env show` lists those checks.")] = "",
 ) -> None:
     """Freeze the tasks that finished QC into vX.Y.Z: parquet configs, runner JSON, card, changelog, manifest.
     Every task is judged by the task rules first: an error refuses the build unless --exclude-invalid."""
@@ -35,7 +38,8 @@ def release_build(
     with open_catalog() as cat:
         built = build_release(cat, version, config().release, parent, out, with_media, repo,
                               exclude_invalid=exclude_invalid, sources=config().sources, feeds=config().feeds,
-                              health_strict=health_strict, reports_dir=Path(config().reports.dir))
+                              health_strict=health_strict, reports_dir=Path(config().reports.dir),
+                              accept_ungradable=accept_ungradable)
     assert built.folder is not None and built.diff is not None
     typer.echo(f"release {built.folder}: {built['tasks']:,} tasks, {built['videos']:,} videos, "
                f"{built['feeds']:,} feeds; configs " + ", ".join(

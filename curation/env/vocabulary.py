@@ -20,9 +20,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-POSITIONS, POSITION, TEXT, FRACTION, SECONDS = "positions", "position", "text", "fraction", "seconds"
+POSITIONS, POSITION, TEXT, CATEGORY = "positions", "position", "text", "category"
+FRACTION, SECONDS = "fraction", "seconds"
 ARG_TYPES = {POSITIONS: "a position or a list of positions (0-based)", POSITION: "one position (0-based)",
-             TEXT: "text", FRACTION: "a fraction of the video's length, 0 to 1", SECONDS: "seconds from the start"}
+             TEXT: "text", CATEGORY: "one of the app's report categories",
+             FRACTION: "a fraction of the video's length, 0 to 1", SECONDS: "seconds from the start"}
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,7 @@ VOCABULARY: dict[str, CheckSpec] = {s.func: s for s in (
     CheckSpec("eval_collect", "collect", {"video_ids": POSITIONS},
               card="the video(s) at `video_ids` are collected (saved) when the episode ends",
               negative="收藏第{n}个视频", shortcut_key="collect", exclusive=True, joins_lines=True),
-    CheckSpec("eval_report", "report", {"video_ids": POSITIONS}, {"expected_cat": TEXT, "expected_reason": TEXT},
+    CheckSpec("eval_report", "report", {"video_ids": POSITIONS}, {"expected_cat": CATEGORY, "expected_reason": TEXT},
               card="the video(s) at `video_ids` were reported, in the category `expected_cat` (and with the reason "
                    "`expected_reason`) when the check names one",
               negative="举报第{n}个视频，类别选{cat}", shortcut_key="report", exclusive=True),

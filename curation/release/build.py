@@ -27,6 +27,7 @@ from curation.core.progress import note
 from curation.core.stage import RunResult, StageRun, stage
 from curation.corpus.embed import cached_encoder
 from curation.corpus.playable import rule_context
+from curation.env.profile import default_profile
 from curation.qc.funnel import compute_funnel
 from curation.release.card import data_path, render_card
 from curation.release.card_facts import card_facts, qc_ran
@@ -129,11 +130,12 @@ def changelog(version: str, parent: str | None, diff: Diff) -> str:
 
 def release_gate(run: StageRun, rows: list[dict[str, Any]], elements: dict[str, dict[str, Any]],
                  sources: dict[str, SourceConfig] | None, feeds: FeedsConfig | None, version: str,
-                 exclude_invalid: bool) -> dict[str, list[Defect]]:
-    """The task rules over every element the release would ship. An error refuses the build (nothing is
-    written) unless `exclude_invalid`, which leaves those tasks out; either way each is named."""
+                 exclude_invalid: bool, accept_ungradable: str = "") -> dict[str, list[Defect]]:
+    """The task rules over every element the release would ship, in the runner profile's environment. An error
+    refuses the build (nothing is written) unless `exclude_invalid`, which leaves those tasks out; either way each
+    is named. `accept_ungradable`: why checks the profile cannot grade may ship in this release."""
     records = [from_runner(elements[r["task_id"]], RUNNER_FILES[r["tier"]]) for r in rows]
-    ctx = rule_context(run.db, sources, feeds)
+    ctx = rule_context(run.db, sources, feeds, accept_ungradable.strip())
     invalid = errors_by_task(check_tasks(records, ctx))
     for defect in sorted((d for found in invalid.values() for d in found), key=lambda d: d.task_id):
         note(f"{'left out' if exclude_invalid else 'refused'}: {defect.line()}")
@@ -184,14 +186,14 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
                   out_root: Path | None = None, with_media: bool = False, repo: str | None = None,
                   exclude_invalid: bool = False, sources: dict[str, SourceConfig] | None = None,
                   feeds: FeedsConfig | None = None, health_strict: bool = False,
-                  reports_dir: Path | None = None) -> BuiltRelease:
+                  reports_dir: Path | None = None, accept_ungradable: str = "") -> BuiltRelease:
     """Build vX.Y.Z; with `reports_dir`, the release's page (release-vX.Y.Z.html) goes there too."""
     catalog = run.db
     target = Version.parse(version)
     folder = (out_root or Path(settings.dir)) / target.tag
     rows = released_task_rows(catalog)
     elements = shipped_elements(catalog, rows)
-    excluded = release_gate(run, rows, elements, sources, feeds, str(target), exclude_invalid)
+    excluded = release_gate(run, rows, elements, sources, feeds, str(target), exclude_invalid, accept_ungradable)
     contents = gather(catalog, [r for r in rows if r["task_id"] not in excluded], elements)
     if folder.exists() and not _adoptable(catalog, folder, str(target), contents):
         raise StateError(f"{folder} exists: a release is never overwritten; choose a new version")
@@ -223,7 +225,8 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
         raise StateError(f"v{same} already holds exactly this content: a release is never made twice under two "
                          "versions (change a task, or use v" + same + ")")
     run.params.update(version=str(target), parent=parent, with_media=with_media, folder=str(folder),
-                      exclude_invalid=exclude_invalid, health_strict=health_strict)
+                      exclude_invalid=exclude_invalid, health_strict=health_strict,
+                      accept_ungradable=accept_ungradable.strip() or None)
     result = BuiltRelease(run.counts, folder=folder, parent=parent, diff=diff)
     if folder.exists():  # the same content, built by a run killed before it was recorded: record it now
         shutil.rmtree(folder)
@@ -263,12 +266,17 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
                                     or (c.startswith("v") and t["task_id"] in diff.added)) for c in configs},
               "added": len(diff.added), "removed": len(diff.removed), "changed": len(diff.changed)}
     # the package version, not the checkout's git state: the same catalog gives the same bytes anywhere
+    profile = default_profile()
     body = {"version": str(target), "parent": parent, "toolkit_version": __version__,
             "content_sha256": content_sha, "counts": counts, "catalog_runs": contents.run_ids,
             "qc": qc["all"], "qc_ran": qc_ran(facts), "configs": configs,
             # what the team stated when it was built (publish refuses a release that lacks one)
             "stated": {"annotations_license": settings.annotations_license.strip() or None,
-                       "contact": settings.contact.strip() or None, "repo": repo}}
+                       "contact": settings.contact.strip() or None, "repo": repo,
+                       "accept_ungradable": accept_ungradable.strip() or None},
+            # the environment the release targets (curation/env/profile.py)
+            "runner": {"name": profile.name, "repository": profile.repository, "commit": profile.commit,
+                       "ungradable": sorted(profile.ungradable)}}
     write_manifest(partial, body)
     # Croissant reads the files' hashes from the manifest; the manifest is written again to list it
     write_croissant(partial, settings, repo=repo)

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from curation.env.profile import RunnerProfile, default_profile
-from curation.env.vocabulary import VOCABULARY
+from curation.env.vocabulary import CATEGORY, FRACTION, SECONDS, VOCABULARY
 from curation.tasks.idle import IdleFacts, passes_idle
 from curation.tasks.perfect import prove_perfect
 from curation.tasks.record import TaskRecord
@@ -240,19 +240,19 @@ def _check_platform(task: TaskRecord, ctx: RuleContext) -> Iterable[Defect]:
         if missing:
             yield Defect(tid, "missing-arg", f"{where}: {func} needs {', '.join(sorted(missing))}")
             continue
-        ids = args.get("video_ids", args.get("video_id"))
+        spec = VOCABULARY[func]
+        if spec.one_of and not any(args.get(name) is not None for name in spec.one_of):
+            yield Defect(tid, "missing-arg", f"{where}: {func} needs {' or '.join(spec.one_of)}")
+        ids = args.get(spec.position_arg)
         for position in ids if isinstance(ids, list) else [ids]:
             if not isinstance(position, int) or isinstance(position, bool):
                 yield Defect(tid, "position-not-integer", f"{where}: position {_show(position)} is not a whole number")
             elif not 0 <= position < len(feed):
                 yield Defect(tid, "position-outside-feed", f"{where}: position {position} (video {position + 1} as "
                              f"annotators count) is outside the feed of {len(feed)} videos")
-        category = args.get("expected_cat")
-        if func == "eval_report" and category is not None and category not in ctx.taxonomy.report_categories:
-            yield Defect(tid, "report-category-unknown", f"{where}: report category {_show(category)} is not one of "
-                         f"{', '.join(ctx.taxonomy.report_categories)} (or 'any')")
-        if func == "eval_playback":
-            yield from _check_playback(tid, where, args, feed, ctx)
+        for name, kind in spec.args.items():
+            if args.get(name) is not None and kind in ARG_CHECKS:
+                yield from ARG_CHECKS[kind](tid, where, name, args, feed, ctx)
         if func == "eval_comment" and args.get("comment"):
             commented_text = True
     quoted = _QUOTE.search(task.question or "")
@@ -261,23 +261,34 @@ def _check_platform(task: TaskRecord, ctx: RuleContext) -> Iterable[Defect]:
                      f"the instruction quotes {quoted.group(1)!r} but no comment check gives the text")
 
 
-def _check_playback(tid: str, where: str, args: dict[str, Any], feed: list[str], ctx: RuleContext
-                    ) -> Iterable[Defect]:
-    pct, sec = args.get("target_pct"), args.get("target_sec")
-    if pct is None and sec is None:
-        yield Defect(tid, "missing-arg", f"{where}: eval_playback needs target_pct or target_sec")
-    if pct is not None and (isinstance(pct, bool) or not isinstance(pct, int | float) or not 0 <= pct <= 1):
-        yield Defect(tid, "target-pct-out-of-range", f"{where}: target_pct {_show(pct)} is not in [0, 1]")
-    if sec is None:
-        return
-    video_id = args["video_id"]
-    video = feed[video_id] if isinstance(video_id, int) and 0 <= video_id < len(feed) else None
+def _category(tid: str, where: str, name: str, args: dict[str, Any], feed: list[str], ctx: RuleContext
+              ) -> Iterable[Defect]:
+    if args[name] not in ctx.taxonomy.report_categories:
+        yield Defect(tid, "report-category-unknown", f"{where}: report category {_show(args[name])} is not one of "
+                     f"{', '.join(ctx.taxonomy.report_categories)} (or 'any')")
+
+
+def _fraction(tid: str, where: str, name: str, args: dict[str, Any], feed: list[str], ctx: RuleContext
+              ) -> Iterable[Defect]:
+    value = args[name]
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        yield Defect(tid, "target-pct-out-of-range", f"{where}: {name} {_show(value)} is not in [0, 1]")
+
+
+def _seconds(tid: str, where: str, name: str, args: dict[str, Any], feed: list[str], ctx: RuleContext
+             ) -> Iterable[Defect]:
+    value, position = args[name], args.get("video_id")
+    video = feed[position] if isinstance(position, int) and 0 <= position < len(feed) else None
     duration = ctx.durations.get(video) if video else None
-    if isinstance(sec, bool) or not isinstance(sec, int | float) or sec < 0:
-        yield Defect(tid, "target-sec-negative", f"{where}: target_sec {_show(sec)} is below 0")
-    elif duration is not None and sec > duration:
-        yield Defect(tid, "target-sec-beyond-duration", f"{where}: target_sec {sec} is beyond the video's "
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        yield Defect(tid, "target-sec-negative", f"{where}: {name} {_show(value)} is below 0")
+    elif duration is not None and value > duration:
+        yield Defect(tid, "target-sec-beyond-duration", f"{where}: {name} {value} is beyond the video's "
                      f"{duration:.1f} s")
+
+
+# what an argument of each type must be (curation/env/vocabulary.py gives each argument its type)
+ARG_CHECKS = {CATEGORY: _category, FRACTION: _fraction, SECONDS: _seconds}
 
 
 def _check_idle(task: TaskRecord, ctx: RuleContext) -> Iterable[Defect]:

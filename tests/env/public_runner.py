@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import ROOT
+from tests.skips import RUNNER, RUNNER_MISSING
 
-RUNNER = Path(os.environ.get("LIVINGSCREEN_RUNNER") or ROOT.parent / "shared" / "livingscreen-runner")
 RUNNER_PYTHON = ROOT / ".venv-runner" / "bin" / "python"
 RECORDING = ROOT / "tests" / "fixtures" / "runner-episodes-random" / "recording"
 CHROMIUM = Path("/usr/bin/chromium")
@@ -28,7 +28,7 @@ CLIP_S = 8.0
 def runner_missing() -> str | None:
     """Why the runner cannot be played here, or None."""
     if not (RUNNER / "main_threaded.py").is_file():
-        return f"the public runner's code is not at {RUNNER} (set LIVINGSCREEN_RUNNER)"
+        return RUNNER_MISSING
     if not RUNNER_PYTHON.exists() or not CHROMIUM.exists():
         return "the runner's venv (.venv-runner) or Debian's chromium is missing: `make test` installs both"
     return None

@@ -35,7 +35,8 @@ from tests.env.public_runner import CLIP_S, browsers_path, curate, play, probe_i
 from tests.qc.helpers import finish_qc, plant_task, planted_catalog
 from tests.release.helpers import settings
 
-pytestmark = pytest.mark.skipif(runner_missing() is not None, reason=str(runner_missing()))
+pytestmark = [pytest.mark.servers,  # the runner's Flask app and Debian's chromium
+              pytest.mark.skipif(runner_missing() is not None, reason=str(runner_missing()))]
 STARTING = ["沙发", "说得对"]  # the comments the commented video starts with (in the catalog and the runner's file)
 
 # (task id, feed index, tier, sub-category, instruction, checks); feeds are the toolkit's own
