@@ -41,6 +41,19 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+def grading_runner_profile(folder: Path) -> Path:
+    """A team's runner profile: the public runner's, with playback graded (a team that fixed its runner), for tests
+    about something else than what the public runner cannot grade."""
+    from curation.core.resources import resource_text
+
+    text = resource_text("runners", "livingscreen-f02d1bc.toml")
+    assert 'ungradable = ["eval_playback"]' in text
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "runner.toml").write_text(text.replace('ungradable = ["eval_playback"]', "ungradable = []"),
+                                        encoding="utf-8")
+    return folder / "runner.toml"
+
+
 @pytest.fixture
 def catalog(tmp_path: Path):
     cat = Catalog(tmp_path / "catalog.duckdb")

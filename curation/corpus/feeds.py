@@ -21,12 +21,13 @@ import pyarrow as pa
 
 from curation.core.catalog import Catalog, now
 from curation.core.config import ClusterConfig, Config, FeedsConfig, SourceConfig, as_dict
-from curation.core.errors import FeedError, PrerequisiteError
+from curation.core.errors import ConfigError, FeedError, PrerequisiteError
 from curation.core.stage import StageRun, stage
 from curation.corpus.cluster import clustering_space, latest_cluster_run
 from curation.corpus.embed import load_vectors
 from curation.corpus.feeds_report import feeds_report
 from curation.corpus.playable import playable_video_ids
+from curation.env.profile import default_profile
 
 SIMILARITY_SAMPLE = 2048  # candidates whose similarities set a cluster's distractor threshold
 
@@ -360,6 +361,11 @@ def build_feed_set(run: StageRun, config: FeedsConfig, n: int, seed: int, cluste
 def _build_feed_set(run: StageRun, config: FeedsConfig, n: int, seed: int, cluster_run: str | None,
                     replace: bool, sources: dict[str, SourceConfig] | None) -> dict[str, Any]:
     catalog = run.db
+    profile = default_profile()
+    if config.max_feed_len > profile.max_feed:  # every task on such a feed would be refused at every door
+        raise ConfigError(f"[feeds] max_feed_len {config.max_feed_len} is longer than {profile.name} reads "
+                          f"(positions {profile.others_first}-{profile.others_last}: at most {profile.max_feed} "
+                          "videos; `curate env show`)")
     cluster_run = cluster_run or latest_cluster_run(catalog)
     if cluster_run is None:
         raise PrerequisiteError("no clustering yet: run `curate cluster` first")

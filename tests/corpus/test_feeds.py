@@ -198,3 +198,14 @@ def test_a_cluster_run_left_without_members_is_a_clear_error(clustered_catalog):
     again = cluster_videos(cat, config.cluster, config.embedding.model)
     assert not again.reused and again.run_id != emptied and len(again.video_ids) > 0
     assert build_feed_set(cat, CONFIG, 3, seed=2)["feeds"] == 3
+
+
+def test_feeds_longer_than_the_runner_reads_are_refused_before_any_is_built(clustered_catalog):
+    from curation.core.errors import ConfigError
+
+    config = replace(load_config().feeds, max_feed_len=22)
+    with pytest.raises(ConfigError, match=r"max_feed_len 22 is longer than public LivingScreen runner reads"):
+        build_feed_set(clustered_catalog, config, 3, seed=5)
+    assert clustered_catalog.scalar("SELECT count(*) FROM feeds") == 0
+    build_feed_set(clustered_catalog, replace(config, max_feed_len=21), 3, seed=5)  # the longest it reads
+    assert clustered_catalog.scalar("SELECT count(*) FROM feeds") == 3

@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -31,7 +34,16 @@ from curation.tasks.idle import idle_verdict
 from curation.tasks.perfect import prove_perfect
 from curation.tasks.record import from_runner
 from curation.tasks.rules import check_tasks, errors_by_task
-from tests.env.public_runner import CLIP_S, browsers_path, curate, play, probe_idle, runner_copy, runner_missing
+from tests.env.public_runner import (
+    CLIP_S,
+    RECORDING,
+    browsers_path,
+    curate,
+    play,
+    probe_idle,
+    runner_copy,
+    runner_missing,
+)
 from tests.qc.helpers import finish_qc, plant_task, planted_catalog
 from tests.release.helpers import settings
 
@@ -104,8 +116,24 @@ def played(clustered_catalog_file, tmp_path_factory):
                                 if (p / "log.json").exists() else "crashed")
                        for p in (logs[model] / "all").iterdir()} for model in logs}
     probes = probe_idle(folder, browsers, [feeds[0].video_feed, feeds[3].video_feed], rounds=6)
+    if os.environ.get("KEEP_RUNNER_EPISODES"):  # recording fixtures: tests/fixtures/runner-episodes-release/
+        keep(Path(os.environ["KEEP_RUNNER_EPISODES"]), tasks, ctx, results, logs, probes)
     return {"root": root, "tasks": tasks, "ctx": ctx, "results": results, "logs": logs, "probes": probes,
             "released": {t["task_id"] for t in released}}
+
+
+def keep(out: Path, tasks, ctx, results, logs, probes) -> None:
+    """What a fixture needs to be checked again without the runner: the tasks played, the facts the proofs read
+    (lengths and starting comments of their videos), what the runner decided, the probes, the episodes shrunk."""
+    videos = sorted({v for t in tasks for v in t["video_feed"]})
+    out.mkdir(parents=True, exist_ok=True)
+    facts = {"durations": {v: ctx.durations[v] for v in videos},
+             "comments": {v: ctx.starting_comments[v] for v in videos if v in (ctx.starting_comments or {})}}
+    for name, data in (("tasks", tasks), ("facts", facts), ("outcomes", results), ("probes", probes)):
+        (out / f"{name}.json").write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    for model, folder in logs.items():
+        subprocess.run([sys.executable, str(RECORDING / "shrink.py"), str(folder), str(out / model)], check=True,
+                       capture_output=True)
 
 
 def test_the_gate_ships_the_release_and_refuses_what_the_proofs_refuse(played):

@@ -5,6 +5,8 @@ counted by hand from the script below."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ from curation.core.stage import StageRun
 from curation.qc.funnel import END_STATES, PATH, STAGES, funnel_rows
 from curation.tasks.lifecycle import STATES, move
 from tests.cli.test_cli import curate
+from tests.conftest import grading_runner_profile
 from tests.qc.helpers import plant_task
 from tests.release.test_livingscreen import write_release
 
@@ -42,9 +45,22 @@ def _walk(run: StageRun, task_id: str, version: int, *states: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def scripted(tmp_path_factory) -> tuple[Path, Path]:
-    """The history every expected number below is counted from."""
+def scripted(tmp_path_factory) -> Iterator[tuple[Path, Path]]:
+    """The history every expected number below is counted from, by a team whose runner grades playback (the
+    imported gui_temporal_pause_2 is inherited: the public runner could not grade it, tests/tasks/test_idle.py)."""
     folder = tmp_path_factory.mktemp("funnel")
+    before = os.environ.get("CURATE__RUNNER__PROFILE")
+    os.environ["CURATE__RUNNER__PROFILE"] = str(grading_runner_profile(folder))
+    try:
+        yield _script(folder)
+    finally:
+        if before is None:
+            os.environ.pop("CURATE__RUNNER__PROFILE")
+        else:
+            os.environ["CURATE__RUNNER__PROFILE"] = before
+
+
+def _script(folder: Path) -> tuple[Path, Path]:
     db = str(folder / "c.duckdb")
     _ok(curate("--catalog", db, "release", "import-livingscreen", str(write_release(folder / "v1")),
                "--version", "1.0.0"))

@@ -10,7 +10,7 @@ from curation.core.catalog import Catalog
 from curation.core.config import load_config
 from curation.core.errors import PrerequisiteError, StateError
 from curation.qc.validate import validate_catalog
-from curation.release.build import build_release
+from curation.release.build import ReleaseGateError, build_release
 from curation.release.livingscreen import export_livingscreen, import_livingscreen
 from curation.tasks.lifecycle import state_of
 from curation.tasks.record import from_catalog
@@ -122,8 +122,15 @@ def test_a_release_built_on_an_imported_one_keeps_its_tasks_word_for_word(catalo
     for items in RELEASE.values():
         for item in items:  # the group deletes one task; every other one is reviewed as it came
             finish_qc(catalog, item["task_id"], end="deleted" if item["task_id"] == "gui_like_7" else "reviewed_ok")
-    built = build_release(catalog, "2.0.0", settings(tmp_path / "releases"))
+    # gui_temporal_pause_2 checks playback, which the public runner cannot grade: the team ships it saying why
+    with pytest.raises(ReleaseGateError, match=r"gui_temporal_pause_2 \(ungradable-in-runner\)"):
+        build_release(catalog, "2.0.0", settings(tmp_path / "releases"))
+    why = "played in our runner, which grades playback"
+    built = build_release(catalog, "2.0.0", settings(tmp_path / "releases"), accept_ungradable=why)
     assert built.parent == "1.0.0" and (built.diff.added, built.diff.changed) == ([], [])
     assert [t for t, _ in built.diff.removed] == ["gui_like_7"]
     kept = {**RELEASE, "gui_action.json": [t for t in RELEASE["gui_action.json"] if t["task_id"] != "gui_like_7"]}
     assert read_release(built.folder / "livingscreen") == kept
+    manifest = json.loads((built.folder / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["stated"]["accept_ungradable"] == why
+    assert manifest["runner"]["commit"].startswith("f02d1bc") and manifest["runner"]["ungradable"] == ["eval_playback"]

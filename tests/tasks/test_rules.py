@@ -9,7 +9,7 @@ import pytest
 from curation.env.profile import default_profile
 from curation.qc.validate import validate_tasks as _validate
 from curation.tasks.rules import RULES, RuleContext
-from tests.conftest import ROOT
+from tests.conftest import ROOT, grading_runner_profile
 
 # a team's runner that grades every check: these tests are about the other rules (the public runner cannot grade
 # playback at all: tests/tasks/test_idle.py, test_doors.py)
@@ -22,10 +22,8 @@ def validate_tasks(tasks, known_videos=None, durations=None):
 
 def grades_all_config(folder):
     """A configuration that states the team's own runner profile: the public one with playback graded."""
-    profile = (ROOT / "curation" / "resources" / "runners" / "livingscreen-f02d1bc.toml").read_text(encoding="utf-8")
-    (folder / "runner.toml").write_text(profile.replace('ungradable = ["eval_playback"]', "ungradable = []"),
-                                        encoding="utf-8")
-    (folder / "curation.toml").write_text(f'[runner]\nprofile = "{folder / "runner.toml"}"\n', encoding="utf-8")
+    (folder / "curation.toml").write_text(f'[runner]\nprofile = "{grading_runner_profile(folder)}"\n',
+                                          encoding="utf-8")
     return folder / "curation.toml"
 
 FEED = [f"FakeSV/{i}" for i in range(8)]
