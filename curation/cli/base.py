@@ -91,7 +91,7 @@ def main_options(
     STATE["config"] = load_config(config_file)
     from curation.env.profile import use_profile
 
-    use_profile(STATE["config"].runner.profile)
+    use_profile(STATE["config"].runner.profile, STATE["config"].runner.accept_ungradable)
     STATE["config_source"] = config_source(config_file)
     STATE["catalog"] = catalog
 

@@ -314,6 +314,10 @@ class RunnerConfig:
         "the runner profile releases target (a TOML file like curation/resources/runners/livingscreen-f02d1bc.toml:"
         " its sources, checked positions, do-nothing window, the checks it cannot grade); '' = the public runner "
         "at the commit the toolkit targets. `curate env show` prints the one in force"))
+    accept_ungradable: str = field(default="", metadata=_help(
+        "why tasks with checks the profile cannot grade may be kept at every door (e.g. the runner you play them "
+        "in grades them); '' = they are the error ungradable-in-runner. `release build --accept-ungradable` says it "
+        "for one release"))
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from curation.core.catalog import Catalog
 from curation.core.config import Config, FeedsConfig, SourceConfig
-from curation.env.profile import default_profile
+from curation.env.profile import accepted_ungradable, default_profile
 from curation.env.starts import starting_comments
 from curation.tasks.rules import RuleContext
 
@@ -37,7 +37,7 @@ def playable_video_ids(catalog: Catalog, sources: dict[str, SourceConfig]) -> se
 
 
 def rule_context(catalog: Catalog, sources: dict[str, SourceConfig] | None = None,
-                 feeds: FeedsConfig | None = None, accept_ungradable: str = "") -> RuleContext:
+                 feeds: FeedsConfig | None = None, accept_ungradable: str | None = None) -> RuleContext:
     """What the task rules need to know of the catalog's videos: which exist, how long they last,
     which the app can play (by `sources`), what each starts with in the runner profile's app, and the feeds' ratio
     range (defaults where not given)."""
@@ -50,4 +50,5 @@ def rule_context(catalog: Catalog, sources: dict[str, SourceConfig] | None = Non
             "SELECT video_id, duration_s FROM videos WHERE duration_s IS NOT NULL").fetchall()),
         playable=playable_video_ids(catalog, sources), scanned_sources=scanned_sources(catalog),
         ratio_range=(feeds.ratio_min, feeds.ratio_max),
-        starting_comments=starting_comments(catalog, profile), profile=profile, accept_ungradable=accept_ungradable)
+        starting_comments=starting_comments(catalog, profile), profile=profile,
+        accept_ungradable=accepted_ungradable() if accept_ungradable is None else accept_ungradable)

@@ -54,17 +54,24 @@ class EndState:
         return self.videos[i] if 0 <= i < len(self.videos) else {}
 
 
+def _no_other(func: str, at: list[int], state: EndState, has: Callable[[dict[str, Any]], bool]) -> list[Atom]:
+    """The runner's `_check_others_*` half, for a check the vocabulary calls exclusive."""
+    if not VOCABULARY[func].exclusive:
+        return []
+    return [(f"{func} no other", not any(has(state.video(i)) for i in state.others(at)))]
+
+
 def _flag(flag: str) -> Callable[[str, dict[str, Any], list[int], EndState], list[Atom]]:
     def read(func: str, args: dict[str, Any], at: list[int], state: EndState) -> list[Atom]:
         return [*((f"{func} {i}", bool(state.video(i).get(flag))) for i in at),
-                (f"{func} no other", not any(state.video(i).get(flag) for i in state.others(at)))]
+                *_no_other(func, at, state, lambda video: bool(video.get(flag)))]
     return read
 
 
 def _report(func: str, args: dict[str, Any], at: list[int], state: EndState) -> list[Atom]:
     return [*((f"{func} {i}", any(report_matches(r, args) for r in state.video(i).get("reports") or []))
               for i in at),
-            (f"{func} no other", not any(state.video(i).get("reports") for i in state.others(at)))]
+            *_no_other(func, at, state, lambda video: bool(video.get("reports")))]
 
 
 def _comment(func: str, args: dict[str, Any], at: list[int], state: EndState) -> list[Atom]:

@@ -118,15 +118,21 @@ def load_profile(path: str = "") -> RunnerProfile:
     return _read(text, path)
 
 
-_ACTIVE = {"path": ""}
+_ACTIVE = {"path": "", "accept_ungradable": ""}
 
 
-def use_profile(path: str) -> RunnerProfile:
+def use_profile(path: str, accept_ungradable: str = "") -> RunnerProfile:
     """Make the profile in `path` the one every door reads in this process (`[runner] profile`, set when the
-    configuration is loaded), read now so that a bad file is one error up front."""
+    configuration is loaded), read now so that a bad file is one error up front; with the reason, if any, why
+    checks it cannot grade may be kept (`[runner] accept_ungradable`)."""
     profile = load_profile(path)
-    _ACTIVE["path"] = path
+    _ACTIVE.update(path=path, accept_ungradable=accept_ungradable.strip())
     return profile
+
+
+def accepted_ungradable() -> str:
+    """Why tasks with checks the profile cannot grade may be kept ('' = they may not)."""
+    return _ACTIVE["accept_ungradable"]
 
 
 def default_profile() -> RunnerProfile:

@@ -101,7 +101,9 @@ def grade_page(summary: dict[str, Any], audit: list[dict[str, Any]] | None = Non
         body.append("<h3>Logs that could not be graded</h3><ul>" + "".join(
             f"<li>{html.escape(r['log'])}: {html.escape(r['reason'])}</li>" for r in summary["rejected"]) + "</ul>")
     for key, title in (("answered_differently", "Answered more than once, differently (the first answer counts)"),
-                       ("index0_disagreements", "Graded differently by the public runner (it never checks video 1)"),
+                       ("index0_disagreements", "A like, collect or report on a video the runner's 'no other "
+                                                "video' rule does not read (video 1, or past its last position): "
+                                                "SR is the runner's"),
                        ("state_disagreements", "Graded here otherwise than the logged result"),
                        ("replay_disagreements", "The replay contradicts the runner's result: graded from the logged "
                                                 "result, the check that differed named"),

@@ -27,7 +27,7 @@ from curation.core.progress import note
 from curation.core.stage import RunResult, StageRun, stage
 from curation.corpus.embed import cached_encoder
 from curation.corpus.playable import rule_context
-from curation.env.profile import default_profile
+from curation.env.profile import accepted_ungradable, default_profile
 from curation.qc.funnel import compute_funnel
 from curation.release.card import data_path, render_card
 from curation.release.card_facts import card_facts, qc_ran
@@ -135,7 +135,7 @@ def release_gate(run: StageRun, rows: list[dict[str, Any]], elements: dict[str, 
     refuses the build (nothing is written) unless `exclude_invalid`, which leaves those tasks out; either way each
     is named. `accept_ungradable`: why checks the profile cannot grade may ship in this release."""
     records = [from_runner(elements[r["task_id"]], RUNNER_FILES[r["tier"]]) for r in rows]
-    ctx = rule_context(run.db, sources, feeds, accept_ungradable.strip())
+    ctx = rule_context(run.db, sources, feeds, accept_ungradable.strip() or None)
     invalid = errors_by_task(check_tasks(records, ctx))
     for defect in sorted((d for found in invalid.values() for d in found), key=lambda d: d.task_id):
         note(f"{'left out' if exclude_invalid else 'refused'}: {defect.line()}")
@@ -146,6 +146,11 @@ def release_gate(run: StageRun, rows: list[dict[str, Any]], elements: dict[str, 
                                "fix them (curate qc validate) or build with --exclude-invalid to leave them out")
     run.counts["excluded_invalid"] = len(invalid)
     return invalid
+
+
+def ctx_accepts(given: str) -> str | None:
+    """Why this release may ship checks its runner profile cannot grade: given for the build, else configured."""
+    return given.strip() or accepted_ungradable() or None
 
 
 def choose_parent(catalog: Catalog, version: Version, parent: str | None) -> str | None:
@@ -226,7 +231,7 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
                          "versions (change a task, or use v" + same + ")")
     run.params.update(version=str(target), parent=parent, with_media=with_media, folder=str(folder),
                       exclude_invalid=exclude_invalid, health_strict=health_strict,
-                      accept_ungradable=accept_ungradable.strip() or None)
+                      accept_ungradable=ctx_accepts(accept_ungradable))
     result = BuiltRelease(run.counts, folder=folder, parent=parent, diff=diff)
     if folder.exists():  # the same content, built by a run killed before it was recorded: record it now
         shutil.rmtree(folder)
@@ -273,7 +278,7 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
             # what the team stated when it was built (publish refuses a release that lacks one)
             "stated": {"annotations_license": settings.annotations_license.strip() or None,
                        "contact": settings.contact.strip() or None, "repo": repo,
-                       "accept_ungradable": accept_ungradable.strip() or None},
+                       "accept_ungradable": ctx_accepts(accept_ungradable)},
             # the environment the release targets (curation/env/profile.py)
             "runner": {"name": profile.name, "repository": profile.repository, "commit": profile.commit,
                        "ungradable": sorted(profile.ungradable)}}

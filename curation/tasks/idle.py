@@ -99,7 +99,9 @@ def moments(args: dict[str, Any], length: float, moving: bool, profile: RunnerPr
     if not moving:
         return [(start, end)] if band[0] <= 0.0 else []
     out = []
-    for k in range(math.floor((start - band[1]) / length), math.ceil((end - band[0]) / length) + 1):
+    # loop k plays from k * length; its phase never reaches `length` (the video is at 0 s again), so no loop
+    # before the first one counts, even where the band touches the end
+    for k in range(max(0, math.floor((start - band[1]) / length)), math.ceil((end - band[0]) / length) + 1):
         low, high = max(start, k * length + band[0]), min(end, k * length + band[1])
         if low <= high:
             out.append((low, high))
@@ -145,7 +147,10 @@ def _playback(checks: list[dict[str, Any]], feed: list[str], facts: IdleFacts) -
     profile = facts.profile
     by_video: dict[int, list[dict[str, Any]]] = {}
     for check in checks:
-        by_video.setdefault(targets(check)[0], []).append(check.get("args") or {})
+        at = targets(check)
+        if len(at) != 1:  # the runner reads one video; the rules name the defect
+            return Held(False)
+        by_video.setdefault(at[0], []).append(check.get("args") or {})
     held: list[Held] = []
     for i, argses in by_video.items():
         if not 0 <= i < len(feed):
@@ -207,7 +212,7 @@ def idle_verdict(checks: list[dict[str, Any]], feed: list[str], facts: IdleFacts
     start, end = facts.profile.idle_window_s
     window = (f"at a moment from {start:g} to {end:g} s after video {facts.profile.autoplay_position + 1} starts "
               "playing, as the runner grades an agent that does nothing")
-    playback = [c for c in checks if c.get("func") == "eval_playback" and targets(c)]
+    playback = [c for c in checks if IDLE.get(str(c.get("func"))) is _one_playback]
     held = _all([*(check_holds(c, feed, facts) for c in checks if c not in playback),
                  *([_playback(playback, feed, facts)] if playback else [])])
     if not checks:

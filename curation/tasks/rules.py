@@ -13,11 +13,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from curation.env.profile import RunnerProfile, default_profile
-from curation.env.vocabulary import CATEGORY, FRACTION, SECONDS, VOCABULARY
+from curation.env.profile import RunnerProfile, accepted_ungradable, default_profile
+from curation.env.vocabulary import CATEGORY, FRACTION, POSITION, SECONDS, VOCABULARY
 from curation.tasks.idle import IdleFacts, passes_idle
 from curation.tasks.perfect import prove_perfect
 from curation.tasks.record import TaskRecord
@@ -117,8 +117,9 @@ class RuleContext:
     # the comments each video starts with in the runner's app, as far as the catalog knows them (env/starts.py)
     starting_comments: dict[str, list[str]] | None = None
     profile: RunnerProfile = field(default_factory=default_profile)
-    # why a check the profile cannot grade may ship in this release ('' = it may not)
-    accept_ungradable: str = ""
+    # why a check the profile cannot grade may ship ('' = it may not): `[runner] accept_ungradable`, or
+    # `release build --accept-ungradable` for one release
+    accept_ungradable: str = field(default_factory=accepted_ungradable)
 
     @property
     def idle_facts(self) -> IdleFacts:
@@ -244,6 +245,10 @@ def _check_platform(task: TaskRecord, ctx: RuleContext) -> Iterable[Defect]:
         if spec.one_of and not any(args.get(name) is not None for name in spec.one_of):
             yield Defect(tid, "missing-arg", f"{where}: {func} needs {' or '.join(spec.one_of)}")
         ids = args.get(spec.position_arg)
+        if isinstance(ids, list) and spec.required[spec.position_arg] == POSITION:
+            yield Defect(tid, "position-not-integer", f"{where}: {spec.position_arg} {_show(ids)} is not one "
+                         f"position; {func} reads one video")
+            continue
         for position in ids if isinstance(ids, list) else [ids]:
             if not isinstance(position, int) or isinstance(position, bool):
                 yield Defect(tid, "position-not-integer", f"{where}: position {_show(position)} is not a whole number")
@@ -296,7 +301,8 @@ def _check_idle(task: TaskRecord, ctx: RuleContext) -> Iterable[Defect]:
     if held is not None:
         yield Defect(task.task_id, "passes-without-acting", f"an agent that does nothing passes it: "
                      f"{'; '.join(held.checks)} hold {held.window} (nothing liked, collected or reported; each "
-                     "video with the comments it starts with; video 1 on screen and playing in a loop)")
+                     f"video with the comments it starts with; video {ctx.profile.autoplay_position + 1} on screen and "
+                     "playing in a loop)")
 
 
 def _check_perfect(task: TaskRecord, ctx: RuleContext) -> Iterable[Defect]:
@@ -304,7 +310,10 @@ def _check_perfect(task: TaskRecord, ctx: RuleContext) -> Iterable[Defect]:
     if verdict.ungradable and ctx.accept_ungradable:
         yield Defect(task.task_id, "ungradable-accepted", f"{', '.join(verdict.ungradable)}: {verdict.reason}; "
                      f"shipped because: {ctx.accept_ungradable}")
-    elif verdict.ungradable:
+        # the runner it is played in grades the check: a perfect agent must still pass it there
+        grading = replace(ctx.idle_facts, profile=replace(ctx.profile, ungradable=frozenset()))
+        verdict = prove_perfect(task.eval_config, task.video_feed, grading)
+    if verdict.ungradable:
         yield Defect(task.task_id, "ungradable-in-runner", f"{verdict.reason}: every agent's episode is lost on it "
                      "there; state a runner profile that grades it, or accept it for a release with a reason")
     elif verdict.passed is False:

@@ -1,6 +1,6 @@
 """The public LivingScreen runner as tests play it: a copy of its code (`../shared/livingscreen-runner/`, test data:
 copied to a temporary folder, never into the repo), its own dependencies in `.venv-runner` (`make test` makes it),
-Debian's chromium where its Playwright looks for its browser, videos as one ffmpeg test clip linked to every path,
+Debian's chromium where its Playwright looks for its browser, videos as one 30-second test clip linked to every path,
 and its FakeSV metadata file written from the records the catalog was ingested from. Episodes are played by its
 own `main_threaded.py` with stand-in models that play plans made beforehand (`planned_model.py` of the recording
 tools): `Perfect` the perfect-agent plan of each task, `Idle` nothing but `finish`."""
@@ -22,7 +22,7 @@ from tests.skips import RUNNER, RUNNER_MISSING
 RUNNER_PYTHON = ROOT / ".venv-runner" / "bin" / "python"
 RECORDING = ROOT / "tests" / "fixtures" / "runner-episodes-random" / "recording"
 CHROMIUM = Path("/usr/bin/chromium")
-CLIP_S = 8.0
+CLIP_S = 30.0  # longer than the profile's do-nothing window, so that where video 0 stands measures the window
 
 
 def runner_missing() -> str | None:

@@ -179,6 +179,7 @@ def test_curate_grade_gives_every_episode_the_runners_sr(played):
 
 def test_video_0_stands_inside_the_profiles_do_nothing_window(played):
     start, end = default_profile().idle_window_s
+    assert end < CLIP_S  # the clip does not loop inside the window: where it stands is how long it played
     probes = played["probes"]
     assert len(probes) == 6 and all(p["duration"] == pytest.approx(CLIP_S, abs=0.1) for p in probes)
     assert all(start <= p["current_time"] <= end for p in probes), probes

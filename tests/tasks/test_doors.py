@@ -149,6 +149,11 @@ def test_a_release_that_states_why_ships_an_ungradable_check_with_a_note():
     found = {(d.code, d.severity): d.message for d in check_tasks([from_runner(element)], accepted)}
     assert list(found) == [("ungradable-accepted", "info")]
     assert "our runner passes no timeout to evaluate" in found["ungradable-accepted", "info"]
+    # accepted, it must still be passable where it is graded: here each report forbids the other
+    both = _platform(*CASES["unsatisfiable"]["eval_config"],
+                     {"func": "eval_playback", "args": {"video_id": 2, "target_pct": 0.5}},
+                     instruction="举报并停在一半")
+    assert {d.code for d in check_tasks([from_runner(both)], accepted)} == {"ungradable-accepted", "unsatisfiable"}
 
 
 def test_drafts_the_language_cannot_read_are_errors_with_the_line():
