@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from curation.core.errors import ConfigError
+from curation.core.sources import SOURCES
 
 ENV_PREFIX = "CURATE__"
 
@@ -167,10 +168,10 @@ class MediaConfig:
     transcode_timeout_s: float = field(default=3600, metadata=_help("an ffmpeg run past this is a reject"))
     suffixes: list[str] = field(default_factory=lambda: [".mp4", ".flv", ".mov", ".mkv", ".webm", ".avi",
                                                           ".m4v"])
-    match: dict[str, str] = field(default_factory=lambda: {
-        "FakeSV": "stem", "KuaiRec": "stem", "LiveBot": "parent/stem", "Synthetic": "parent/stem"},
-        metadata=_help("how a file names its video, per source: 'stem' (<native_id>.<ext>) or "
-                       "'parent/stem' (<category>/<title>.<ext>)"))
+    match: dict[str, str] = field(default_factory=lambda: {s.name: s.media_match for s in SOURCES.values()},
+                                  metadata=_help("how a file names its video, per source: 'stem' (<native_id>.<ext>) "
+                                                 "or 'parent/stem' (<category>/<title>.<ext>); the defaults are "
+                                                 "curation/resources/sources.toml's"))
 
     def __post_init__(self) -> None:
         _at_least(self, "media", width=16, height=16, fps=1, workers=0)
@@ -336,9 +337,9 @@ class Config:
     feeds: FeedsConfig = field(default_factory=FeedsConfig)
     reports: ReportsConfig = field(default_factory=ReportsConfig)
     sources: dict[str, SourceConfig] = field(default_factory=lambda: {
-        "FakeSV": SourceConfig(playable=True), "LiveBot": SourceConfig(playable=True),
-        "Synthetic": SourceConfig(playable=True), "KuaiRec": SourceConfig(playable=False)},
-        metadata=_help("per source; a source not listed is playable (KuaiRec publishes no video files)"))
+        s.name: SourceConfig(playable=s.playable) for s in SOURCES.values()},
+        metadata=_help("per source; a source not listed is playable (KuaiRec publishes no video files); the "
+                       "defaults are curation/resources/sources.toml's"))
     media: MediaConfig = field(default_factory=MediaConfig)
     runner: RunnerConfig = field(default_factory=RunnerConfig)
     qc: QcConfig = field(default_factory=QcConfig)

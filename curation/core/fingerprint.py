@@ -14,6 +14,8 @@ import hashlib
 import json
 from typing import Any
 
+from curation.core.video_columns import names
+
 
 def json_sha256(value: Any, *, ensure_ascii: bool = True) -> str:
     """The sha256 (hex) of `value` as JSON with sorted keys: the one way settings and answers are
@@ -21,12 +23,8 @@ def json_sha256(value: Any, *, ensure_ascii: bool = True) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=ensure_ascii).encode()).hexdigest()
 
 
-HASHED_VIDEO_COLUMNS = (
-    "video_id", "source", "native_id", "title", "description", "hashtags", "keywords",
-    "author_name", "author_bio", "author_verified", "like_count", "comment_count",
-    "collect_count", "share_count", "duration_s", "published_at", "label", "category",
-    "synthetic", "media_path",
-)
+# in the table's order, which the stored fingerprints depend on (curation/core/video_columns.py)
+HASHED_VIDEO_COLUMNS = names(hashed=True)
 HASHED_COMMENT_COLUMNS = ("comment_id", "parent_id", "author", "text", "like_count", "time_s",
                           "created_at")
 

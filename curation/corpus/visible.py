@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from curation.core.catalog import Catalog
+from curation.core.video_columns import names
 
-VISIBLE_COLUMNS = ("video_id", "title", "description", "hashtags", "author_name", "author_bio", "like_count",
-                   "collect_count", "comment_count", "share_count", "duration_s")
+VISIBLE_COLUMNS = names(visible=True)  # curation/core/video_columns.py
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import quote
 
 from curation.core.errors import ConfigError
 from curation.core.resources import resource_text
@@ -26,8 +27,15 @@ StartingComments = Literal["record", "none"]
 class SourceProfile:
     name: str
     prefix: str
+    url: str                            # where the runner serves a video ({id}, {native}, {category}, {name})
+    shown: Literal["record", "name", "none"]  # what its author, title and counts are
     comments: StartingComments          # what a video of this source starts with
     unknown_record: Literal["some", "none"] = "none"  # when the catalog does not hold the video's record
+
+    def url_of(self, video_id: str) -> str:
+        native = video_id[len(self.prefix):]
+        category, _, name = native.partition("/")
+        return self.url.format(id=quote(video_id), native=quote(native), category=category, name=quote(name))
 
 
 @dataclass(frozen=True)
@@ -81,8 +89,8 @@ def _read(text: str, origin: str) -> RunnerProfile:
     try:
         data: dict[str, Any] = tomllib.loads(text)
         window = [float(x) for x in data["idle"]["window_s"]]
-        sources = {name: SourceProfile(name, str(s["prefix"]), s["comments"], s.get("unknown_record", "none"))
-                   for name, s in data["sources"].items()}
+        sources = {name: SourceProfile(name, str(s["prefix"]), str(s["url"]), s["shown"], s["comments"],
+                                       s.get("unknown_record", "none")) for name, s in data["sources"].items()}
         profile = RunnerProfile(
             name=str(data["name"]), repository=str(data["repository"]), commit=str(data["commit"]),
             playwright=str(data.get("playwright", "")), others_first=int(data["others"]["first"]),
@@ -100,9 +108,10 @@ def _read(text: str, origin: str) -> RunnerProfile:
     if not 0 <= window[0] <= window[1]:
         raise ConfigError(f"runner profile {origin}: [idle] window_s {window} is not [low, high] with 0 <= low <= high")
     for source in sources.values():
-        if source.comments not in ("record", "none") or source.unknown_record not in ("some", "none"):
+        if source.comments not in ("record", "none") or source.unknown_record not in ("some", "none") \
+                or source.shown not in ("record", "name", "none"):
             raise ConfigError(f"runner profile {origin}: source {source.name}: comments is 'record' or 'none', "
-                              "unknown_record 'some' or 'none'")
+                              "unknown_record 'some' or 'none', shown 'record', 'name' or 'none'")
     return profile
 
 

@@ -22,26 +22,18 @@ from curation.core.catalog import sql_literal
 from curation.core.fingerprint import record_hash_select
 from curation.core.progress import note
 from curation.core.stage import StageRun
+from curation.core.video_columns import ARROW_TYPES, VIDEO_TABLE, names
 from curation.ingest.records import RecordError, SourceRecord, normalise_record
 
-VIDEO_COLUMNS = (
-    "video_id", "source", "native_id", "title", "description", "hashtags", "keywords",
-    "author_name", "author_bio", "author_verified", "like_count", "comment_count",
-    "collect_count", "share_count", "duration_s", "published_at", "label", "category",
-    "synthetic", "media_path", "raw_ref", "run_id", "extra", "record_hash",
-)
+VIDEO_COLUMNS = names(ingested=True)  # curation/core/video_columns.py
 # `known_hash`: a row's fingerprint where its path already computed it (else null)
 CANDIDATE_COLUMNS = ("ord", "record_id", *(c for c in VIDEO_COLUMNS if c not in ("run_id", "record_hash")),
                      "known_hash")
 COMMENT_COLUMNS = ("comment_id", "video_id", "parent_id", "author", "text", "like_count",
                    "time_s", "created_at", "run_id")
 
-_VIDEO_TYPES = {"ord": pa.int64(),
-    "hashtags": pa.list_(pa.string()), "keywords": pa.list_(pa.string()),
-    "author_verified": pa.bool_(), "synthetic": pa.bool_(), "duration_s": pa.float64(),
-    "published_at": pa.timestamp("us"), "like_count": pa.int64(), "comment_count": pa.int64(),
-    "collect_count": pa.int64(), "share_count": pa.int64(),
-}
+_VIDEO_TYPES = {"ord": pa.int64(), **{c.name: ARROW_TYPES[c.kind] for c in VIDEO_TABLE if c.kind in ARROW_TYPES
+                                       and c.name in VIDEO_COLUMNS}}
 _COMMENT_TYPES = {"like_count": pa.int64(), "time_s": pa.float64(),
                   "created_at": pa.timestamp("us"), "ord": pa.int64()}
 Reject = tuple[str, str, bytes, str | None]  # raw_ref, reason, raw bytes, record id

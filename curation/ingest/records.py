@@ -17,12 +17,15 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-STRING_FIELDS = ("title", "description", "author_name", "author_bio", "label", "category",
-                 "media_path")
-LIST_FIELDS = ("hashtags", "keywords")
-COUNT_FIELDS = ("like_count", "comment_count", "collect_count", "share_count")
+from curation.core.video_columns import COUNT, LIST, TEXT, names
+
+# the fields a record may give, by kind (curation/core/video_columns.py)
+STRING_FIELDS = names(kind=TEXT, from_record=True)
+LIST_FIELDS = names(kind=LIST, from_record=True)
+COUNT_FIELDS = names(kind=COUNT, from_record=True)
 VIDEO_FIELDS = ("native_id", *STRING_FIELDS, *LIST_FIELDS, *COUNT_FIELDS,
-                "author_verified", "duration_s", "published_at", "synthetic")
+                *(c for c in names(from_record=True) if c not in ("native_id", *STRING_FIELDS, *LIST_FIELDS,
+                                                                 *COUNT_FIELDS)))
 _KNOWN_FIELDS = frozenset(VIDEO_FIELDS)
 COMMENT_FIELDS = ("comment_id", "parent_id", "author", "text", "like_count", "time_s",
                   "created_at")

@@ -10,6 +10,7 @@ import pyarrow as pa
 
 from curation.core.config import MediaConfig
 from curation.core.errors import ConfigError, InputError, MediaError, PrerequisiteError
+from curation.core.sources import MATCH_RULES
 from curation.core.stage import StageRun, stage
 from curation.media.files import inside
 
@@ -27,7 +28,6 @@ class ScanResult:
         return len(self.matched) + len(self.unmatched_files) + len(self.rejected)
 
 
-MATCH_RULES = ("stem", "parent/stem")
 
 
 def file_key(path: Path, rule: str) -> str:

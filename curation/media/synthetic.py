@@ -12,12 +12,13 @@ from pathlib import Path
 
 from curation.core.config import IngestConfig, MediaConfig
 from curation.core.errors import InputError, MediaError, UsageError
+from curation.core.sources import SOURCES
 from curation.core.stage import StageRun, stage
 from curation.ingest.load import IngestResult, merge_records
 from curation.ingest.records import SourceRecord
 from curation.media.files import inside
 
-SOURCE = "Synthetic"
+SOURCE = next(s.name for s in SOURCES.values() if s.synthetic)  # curation/resources/sources.toml
 
 
 def synthetic_records(root: Path, generator: str, suffixes: tuple[str, ...]) -> Iterator[SourceRecord]:

@@ -14,6 +14,7 @@ import yaml
 
 from curation import __version__
 from curation.core.config import ReleaseConfig
+from curation.core.sources import SOURCES
 from curation.qc.funnel import END_STATES, PAPER, PATH, STAGES, check_line, paper_rates, percent
 from curation.release.card_facts import NOT_SEEN, SEEN, CardFacts
 from curation.release.card_text import (
@@ -30,13 +31,7 @@ from curation.release.card_text import (
 from curation.release.contents import CONFIGS
 
 SPLIT = "test"
-SOURCE_TERMS = {
-    "FakeSV": "FakeSV (Qi et al., AAAI 2023; github.com/ICTMCG/FakeSV): no licence file; the data is "
-              "released for research on signing the authors' data-use agreement.",
-    "KuaiRec": "KuaiRec (github.com/chongminggao/KuaiRec): CC BY-SA 4.0.",
-    "LiveBot": "LiveBot (Ma et al., AAAI 2019; github.com/lancopku/livebot): MIT licence.",
-    "Synthetic": "Synthetic: videos generated for this benchmark.",
-}
+SOURCE_TERMS = {name: spec.terms for name, spec in SOURCES.items()}  # curation/resources/sources.toml
 LICENCE_ANCHOR = "README.md#licence"
 
 

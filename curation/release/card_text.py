@@ -5,6 +5,7 @@ citation (the default when `[release] citation` is empty). Facts come from the L
 
 from __future__ import annotations
 
+from curation.core.sources import SOURCES
 from curation.env.vocabulary import VOCABULARY
 
 PAPER_BIBTEX = """@misc{livingscreen2026,
@@ -19,16 +20,7 @@ PAPER_BIBTEX = """@misc{livingscreen2026,
 # one line per check a platform task's `eval_config` may hold, from the check vocabulary
 FUNCS = {func: spec.card for func, spec in VOCABULARY.items()}
 
-OBTAIN = {
-    "FakeSV": "not downloadable directly: request the data from its authors (github.com/ICTMCG/FakeSV) and sign "
-              "their data-use agreement; the native id is the FakeSV video id",
-    "KuaiRec": "KuaiRec publishes interaction logs and video metadata but no video files "
-               "(github.com/chongminggao/KuaiRec): its videos cannot be obtained from the source",
-    "LiveBot": "download the LiveBot data set from github.com/lancopku/livebot (MIT); the native id is its "
-               "category and video name",
-    "Synthetic": "generated for the benchmark and not part of any public data set: ask the maintainers "
-                 "(Dataset Card Contact)",
-}
+OBTAIN = {name: spec.obtain for name, spec in SOURCES.items()}  # curation/resources/sources.toml
 
 DIRECT_USE = [
     "Evaluating GUI agents (multimodal models with a tool-calling loop) on a short-video app whose screen keeps "
@@ -64,15 +56,10 @@ LIMITATIONS = [
 
 def sensitive(sources: set[str], subcategories: set[str]) -> list[str]:
     """What a viewer of these feeds should be warned of, for the sources and sub-categories shipped."""
-    out = []
-    if "FakeSV" in sources:
-        out.append("FakeSV holds videos about real news events that spread misinformation, some about accidents, "
-                   "disasters and public health. Expect distressing content.")
+    out = [SOURCES[s].warning for s in sorted(sources) if s in SOURCES and SOURCES[s].warning]
     if subcategories & {"moderation", "fact_check"}:
         out.append("Moderation and fact-checking tasks place videos that break a content policy, or spread "
                    "false claims, in the feed on purpose, for the agent to find and report.")
-    if "Synthetic" in sources:
-        out.append("Synthetic videos were generated to cover rare safety risks; they show such risks on purpose.")
     return out + [
         "`videos.parquet` carries each video's public metadata as the sources published it, including the "
         "uploader's display name and bio: personal data of real platform users, kept because the agent sees it on "

@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from curation.core.config import ReleaseConfig
+from curation.core.sources import SOURCES
 from curation.release.card import SOURCE_TERMS, data_path
 from curation.release.card_text import PAPER_BIBTEX
 from curation.release.contents import CONFIGS
@@ -141,7 +142,7 @@ def rai_fields(tasks: list[dict[str, Any]], videos: list[dict[str, Any]], qc: di
     per_tier = ", ".join(f"{tier} {n}" for tier, n in sorted(tiers.items()))
     kinds = Counter(t["eval_type"] for t in tasks)
     sources = Counter(v["source"] for v in videos)
-    synthetic = sources.get("Synthetic", 0)
+    synthetic = sum(n for source, n in sources.items() if source in SOURCES and SOURCES[source].synthetic)
     missing = sum(1 for v in videos if v["metadata_missing"])
     ran = {**ran, "inherited": Counter(ran["inherited"])}
     inherited = sum(ran["inherited"].values())

@@ -1,8 +1,9 @@
 """`curate release env-feeds vX.Y.Z DIR`: for every task of a release, the video list the
 runner's app takes at `/api/reset`, one `DIR/<task_id>.json` per task.
 
-By default each video is what the public runner shows (its `utils.feed2data`), key by key, so an
-episode played on these feeds sees what a run of the public runner sees:
+By default each video is what the runner shows (its `utils.feed2data`, as the runner profile states it:
+`url`, `shown`, `comments` per source, curation/env/profile.py), key by key, so an episode played on these
+feeds sees what a run of the runner sees. For the public runner:
 - FakeSV: read from the source record the video was ingested from (the runner's own
   `data_complete.json` line): `author` the stripped `author_verified_intro` (no other name of
   it), else `用户<id>`; `desc` the raw `title` (no other name, its HTML kept); `likes` /
@@ -17,9 +18,9 @@ episode played on these feeds sees what a run of the public runner sees:
 the author's bio or name, the caption, comment threads with their replies (`{id, user, text,
 replies}`). Sources the runner does not know (it refuses them) always get that view.
 
-Every video: `id` (1-based), `video_url` where the runner serves it (FakeSV
+Every video: `id` (1-based), `video_url` where the runner serves it (the profile's `url`: FakeSV
 `static/data/FakeSV/videos/<id>.mp4`, LiveBot `static/data/LiveBot/videos/<category>/<title>.mp4`,
-Video-SafetyBench `static/data/<path>.mp4`, any other source `static/data/<source>/videos/<id>.mp4`;
+Video-SafetyBench `static/data/<path>.mp4`; any other source `static/data/<source>/videos/<id>.mp4`;
 URL-quoted), `is_liked` / `is_collected` false and no `reports`.
 """
 
@@ -40,12 +41,11 @@ from curation.release.semver import Version
 
 
 def video_url(video_id: str) -> str:
+    """Where the runner serves the video (its profile's `url`); a source it does not serve, by the same layout."""
+    served = default_profile().source_of(video_id)
+    if served is not None:
+        return served.url_of(video_id)
     source, _, native = video_id.partition("/")
-    if source == "LiveBot" and "/" in native:
-        category, name = native.split("/", 1)
-        return f"static/data/LiveBot/videos/{category}/" + quote(f"{name}.mp4")
-    if source == "Video-SafetyBench":
-        return "static/data/" + quote(f"{video_id}.mp4")
     return f"static/data/{source}/videos/" + quote(f"{native}.mp4")
 
 
@@ -113,15 +113,15 @@ def _json_line(raw: bytes) -> Any:
 
 def runner_video(position: int, video_id: str, record: dict[str, Any] | None, catalog: Catalog,
                  starts: list[str] | None, counts: dict[str, int] | None) -> dict[str, Any] | None:
-    """A video as the public runner's feed2data shows it; None for a source the runner does not serve."""
-    source, _, native = video_id.partition("/")
-    if source == "LiveBot":
-        desc = native.split("/", 1)[1] if "/" in native else native
-        return _shown(position, video_id, f"用户{position}", desc, 0, 0, [])
-    if source == "Video-SafetyBench":
-        return _shown(position, video_id, f"用户{position}", "", 0, 0, [])
-    if source != "FakeSV":
+    """A video as the runner's feed2data shows it (its profile's `shown`); None for a source it does not serve."""
+    served = default_profile().source_of(video_id)
+    if served is None:
         return None
+    texts = [{"id": n, "user": f"评论{n}", "text": t} for n, t in enumerate(starts or [], start=1)]
+    if served.shown != "record":
+        native = video_id[len(served.prefix):]
+        desc = (native.split("/", 1)[1] if "/" in native else native) if served.shown == "name" else ""
+        return _shown(position, video_id, f"用户{position}", desc, 0, 0, texts)
     if record is None:  # the source file is gone: the catalog stands in, with what it kept of the raw fields
         row = (catalog.rows("SELECT title, like_count, collect_count, extra, metadata_missing FROM videos "
                             "WHERE video_id = ?", [video_id]) or [{"metadata_missing": True}])[0]
@@ -133,8 +133,7 @@ def runner_video(position: int, video_id: str, record: dict[str, Any] | None, ca
     author = str(record.get("author_verified_intro") or "").strip() or f"用户{position}"
     # the comments the video starts with, as the proofs read them; [] when only the runner's own metadata knows
     return _shown(position, video_id, author, record.get("title") or "", _as_runner_int(record.get("count_like", 0)),
-                  _as_runner_int(record.get("count_star", 0)),
-                  [{"id": n, "user": f"评论{n}", "text": t} for n, t in enumerate(starts or [], start=1)])
+                  _as_runner_int(record.get("count_star", 0)), texts)
 
 
 def _shown(position: int, video_id: str, author: str, desc: str, likes: int, collects: int,
