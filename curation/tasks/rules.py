@@ -44,6 +44,8 @@ RULES: dict[str, Rule] = {r.code: r for r in (
     Rule("feed-too-long", ERROR, "a feed holds no video the runner's 'no other video' rule does not read (the "
          "runner profile's longest feed)"),
     Rule("feed-duplicate-video", WARNING, "a video stands once in a feed"),
+    Rule("feed-source-not-served", ERROR, "every video is of a source the target runner serves (the runner "
+         "profile's [sources])"),
     Rule("feed-unknown-video", ERROR, "every video of the feed is in the catalog"),
     Rule("feed-video-not-playable", ERROR, "every video has a normalised file once its source's media was scanned"),
     Rule("feed-video-no-media-yet", WARNING, "videos of sources without scanned media may not play"),
@@ -140,6 +142,11 @@ def _check_feed(task: TaskRecord, ctx: RuleContext) -> Iterable[Defect]:
         yield Defect(tid, "feed-too-long", f"{len(feed)} videos; {profile.name} reads positions "
                      f"{profile.others_first}-{profile.others_last} for other videos liked, collected or reported, "
                      f"so a feed holds at most {profile.max_feed}")
+    refused = [v for v in feed if ctx.profile.source_of(v) is None]
+    if refused:
+        served = ", ".join(s.prefix for s in ctx.profile.sources.values())
+        yield Defect(tid, "feed-source-not-served", f"{len(refused)} videos of a source {ctx.profile.name} does not "
+                     f"serve, e.g. {refused[0]} (it serves {served})")
     for video, count in Counter(feed).items():
         if count > 1:
             where = " and ".join(str(i + 1) for i, v in enumerate(feed) if v == video)

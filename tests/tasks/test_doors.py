@@ -60,6 +60,8 @@ CASES = {
     "passes-without-acting": _platform({"func": "eval_comment", "args": {"video_ids": 0}},
                                        instruction="评论第一个视频"),
     "feed-duplicate-video": _label(video_feed=[*FEED, FEED[0]]),
+    # the public runner raises on a video of a source it does not serve
+    "feed-source-not-served": _label(video_feed=[*FEED[:5], "Synthetic/gen/1"]),
     # each report check's "and no other video reported" rules out the other's report: no agent meets both
     "unsatisfiable": _platform({"func": "eval_report", "args": {"video_ids": 1, "expected_cat": "不实信息"}},
                                {"func": "eval_report", "args": {"video_ids": 2, "expected_cat": "色情低俗"}}),
