@@ -97,7 +97,10 @@ def _read(text: str, origin: str) -> RunnerProfile:
             others_last=int(data["others"]["last"]), tolerance=float(data["playback"]["tolerance"]),
             autoplay_position=int(data["playback"]["autoplay_position"]), idle_window_s=(window[0], window[1]),
             ungradable=frozenset(data["grading"]["ungradable"]), sources=sources, origin=origin)
-    except (tomllib.TOMLDecodeError, KeyError, TypeError, ValueError, IndexError) as exc:
+    except KeyError as exc:
+        raise ConfigError(f"runner profile {origin} lacks {exc.args[0]!r} (the shipped profile, `curate env show`, "
+                          "lists every key)") from exc
+    except (tomllib.TOMLDecodeError, TypeError, ValueError, IndexError) as exc:
         raise ConfigError(f"runner profile {origin} cannot be read: {type(exc).__name__}: {exc}") from exc
     from curation.env.vocabulary import VOCABULARY
 

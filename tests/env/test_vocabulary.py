@@ -90,3 +90,16 @@ def test_a_profile_that_names_an_unknown_check_is_refused(tmp_path):
     with pytest.raises(ConfigError, match="eval_playbak, not a check"):
         load_profile(str(tmp_path / "p.toml"))
     assert dataclasses.replace(load_profile(""), ungradable=frozenset()).max_feed == 21
+
+
+def test_a_profile_file_with_a_typo_is_one_line_naming_what_is_wrong(tmp_path):
+    from tests.cli.test_cli import curate
+
+    (tmp_path / "c.toml").write_text('[runner]\nprofile = "runers/ours.toml"\n', encoding="utf-8")
+    out = curate("--config", str(tmp_path / "c.toml"), "env", "show")
+    assert out.returncode == 1 and out.stderr.strip() == (
+        "error: runner profile runers/ours.toml cannot be read: No such file or directory")
+    (tmp_path / "p.toml").write_text('name = "ours"\n', encoding="utf-8")
+    (tmp_path / "c.toml").write_text(f'[runner]\nprofile = "{tmp_path / "p.toml"}"\n', encoding="utf-8")
+    out = curate("--config", str(tmp_path / "c.toml"), "env", "show")
+    assert out.returncode == 1 and "lacks 'idle'" in out.stderr and len(out.stderr.strip().splitlines()) == 1
