@@ -62,7 +62,34 @@ def test_a_short_pool_names_how_many_feeds_it_could_build(clustered_catalog):
         build_feed_set(cat, replace(FEEDS, distractor_similarity_quantile=0.02, anchor_max=2), 400, seed=8)
 
 
-def test_validate_flags_unplayable_videos_warning_then_error(clustered_catalog):
+@pytest.fixture
+def runner_serving_kuairec(tmp_path):
+    """A team's runner that serves KuaiRec videos too (the public one refuses them: feed-source-not-served)."""
+    from curation.core.resources import resource_text
+    from curation.env.profile import use_profile
+
+    served = '\n[sources.KuaiRec]\nprefix = "KuaiRec/"\nurl = "static/data/KuaiRec/{native}.mp4"\nshown = "none"\n' \
+             'comments = "none"\n'
+    (tmp_path / "runner.toml").write_text(resource_text("runners", "livingscreen-f02d1bc.toml") + served,
+                                          encoding="utf-8")
+    use_profile(str(tmp_path / "runner.toml"))
+    yield
+    use_profile("")
+
+
+def test_a_kuairec_video_is_one_the_public_runner_does_not_serve(clustered_catalog):
+    cat = clustered_catalog
+    build_feed_set(cat, FEEDS, 20, seed=9, sources=BOTH)
+    kuairec_feed = next(f for f in (load_feed(cat, f"feed-9-{i:04d}") for i in range(20))
+                        if "KuaiRec" in _sources(cat, f.video_feed))
+    plant_task(cat, "feature_analysis_1", kuairec_feed.feed_id, tier="L2", subcategory="feature_analysis",
+               eval_type="label", instruction="q?\nA:1 B:2 C:以上都不对", options={"A": "1", "B": "2"},
+               eval_config=[{"answer": "A"}])
+    refused = [d for d in validate_catalog(cat, FEEDS, BOTH).defects if d.code == "feed-source-not-served"]
+    assert [d.severity for d in refused] == ["error"] and "KuaiRec/" in refused[0].message
+
+
+def test_validate_flags_unplayable_videos_warning_then_error(clustered_catalog, runner_serving_kuairec):
     cat = clustered_catalog
     build_feed_set(cat, FEEDS, 20, seed=9, sources=BOTH)
     kuairec_feed = next(f for f in (load_feed(cat, f"feed-9-{i:04d}") for i in range(20))
