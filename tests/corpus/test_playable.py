@@ -77,26 +77,27 @@ def runner_serving_kuairec(tmp_path):
     use_profile("")
 
 
-def test_a_kuairec_video_is_one_the_public_runner_does_not_serve(clustered_catalog):
-    cat = clustered_catalog
+def task_on_a_kuairec_feed(cat):
+    """A label task on a feed built with KuaiRec playable (a team that has its files); returns the feed."""
     build_feed_set(cat, FEEDS, 20, seed=9, sources=BOTH)
-    kuairec_feed = next(f for f in (load_feed(cat, f"feed-9-{i:04d}") for i in range(20))
-                        if "KuaiRec" in _sources(cat, f.video_feed))
-    plant_task(cat, "feature_analysis_1", kuairec_feed.feed_id, tier="L2", subcategory="feature_analysis",
+    feed = next(f for f in (load_feed(cat, f"feed-9-{i:04d}") for i in range(20))
+                if "KuaiRec" in _sources(cat, f.video_feed))
+    plant_task(cat, "feature_analysis_1", feed.feed_id, tier="L2", subcategory="feature_analysis",
                eval_type="label", instruction="q?\nA:1 B:2 C:以上都不对", options={"A": "1", "B": "2"},
                eval_config=[{"answer": "A"}])
+    return feed
+
+
+def test_a_kuairec_video_is_one_the_public_runner_does_not_serve(clustered_catalog):
+    cat = clustered_catalog
+    task_on_a_kuairec_feed(cat)
     refused = [d for d in validate_catalog(cat, FEEDS, BOTH).defects if d.code == "feed-source-not-served"]
     assert [d.severity for d in refused] == ["error"] and "KuaiRec/" in refused[0].message
 
 
 def test_validate_flags_unplayable_videos_warning_then_error(clustered_catalog, runner_serving_kuairec):
     cat = clustered_catalog
-    build_feed_set(cat, FEEDS, 20, seed=9, sources=BOTH)
-    kuairec_feed = next(f for f in (load_feed(cat, f"feed-9-{i:04d}") for i in range(20))
-                        if "KuaiRec" in _sources(cat, f.video_feed))
-    plant_task(cat, "feature_analysis_1", kuairec_feed.feed_id, tier="L2", subcategory="feature_analysis",
-               eval_type="label", instruction="q?\nA:1 B:2 C:以上都不对", options={"A": "1", "B": "2"},
-               eval_config=[{"answer": "A"}])
+    kuairec_feed = task_on_a_kuairec_feed(cat)
     defects = validate_catalog(cat, FEEDS).defects  # default sources: KuaiRec is not playable
     flagged = [d for d in defects if d.code == "feed-video-no-media-yet"]
     assert flagged and all(d.severity == "warning" for d in flagged)
