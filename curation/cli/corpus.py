@@ -148,6 +148,7 @@ def cluster(
 ) -> None:
     """HDBSCAN clusters of keyword-set embeddings, with quality against human labels."""
     from curation.corpus.cluster import cluster_videos
+    from curation.corpus.quality import agreement_line, agreements_of
 
     path = Path(config().reports.dir) / "clusters.html" if report else None
     with open_catalog() as cat:
@@ -156,13 +157,8 @@ def cluster(
     typer.echo(f"cluster run {result.run_id}{' (inputs unchanged: reused)' if result.reused else ''}: "
                f"{stats.get('clusters', 0):,} clusters over {stats.get('videos', 0):,} videos, "
                f"noise {stats.get('noise', 0) / max(stats.get('videos', 1), 1):.1%}")
-    for level in ("second", "third"):
-        if f"kuairec_{level}_nmi" in stats:
-            typer.echo(f"  KuaiRec {level}-level category: NMI {stats[f'kuairec_{level}_nmi_noise_counted']:.3f}, "
-                       f"ARI {stats[f'kuairec_{level}_ari_noise_counted']:.3f} with noise counted as a cluster "
-                       f"({stats[f'kuairec_{level}_noise']:.1%} of labelled videos are noise); "
-                       f"NMI {stats[f'kuairec_{level}_nmi']:.3f}, ARI {stats[f'kuairec_{level}_ari']:.3f} "
-                       "over the clustered ones only")
+    for fact in agreements_of(stats):
+        typer.echo(f"  {agreement_line(fact)}")
     if "fakesv_events" in stats:
         typer.echo(f"  FakeSV: {stats['fakesv_events_split']:,} of {stats['fakesv_events_clustered']:,} "
                    f"clustered events split across clusters ({stats['fakesv_events']:,} events in all)")

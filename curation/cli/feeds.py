@@ -23,6 +23,7 @@ def feeds_build(
     report: Annotated[bool, typer.Option(help="Write build/reports/feeds.html.")] = False,
 ) -> None:
     """Anchor cluster + r in [50%, 200%] unrelated distractors, shuffled."""
+    from curation.corpus.coherence import coherence_line
     from curation.corpus.feeds import build_feed_set
 
     path = Path(config().reports.dir) / "feeds.html" if report else None
@@ -30,6 +31,7 @@ def feeds_build(
         counts = build_feed_set(cat, config().feeds, n, seed, replace=replace, sources=config().sources, report=path)
     typer.echo(f"{counts['feeds']:,} feeds (seed {seed}) from cluster run {counts['cluster_run']}: "
                f"{counts['written']:,} written" + ("" if counts["written"] else " (already up to date)"))
+    typer.echo(f"  {coherence_line(counts['coherence'])}")
     if path:
         typer.echo(f"  report: {path}")
 

@@ -82,26 +82,32 @@ class EmbeddingConfig:
 class ClusterConfig:
     backend: Literal["sklearn", "hdbscan", "fast-hdbscan"] = field(default="sklearn", metadata=_help(
         "same clusters from all three here; sklearn was 5x faster than hdbscan at 30k points"))
-    min_cluster_size: int = field(default=2, metadata=_help(
-        "with assign_noise, the best of bench/cluster.py's sweep on the shipped corpus"))
-    min_samples: int = 1
+    reduce: Literal["umap", "pca", "none"] = field(default="umap", metadata=_help(
+        "what HDBSCAN clusters: UMAP (cosine) of the distinct keyword sets, PCA, or the vectors themselves; "
+        "UMAP gave twice PCA's agreement with KuaiRec's categories (bench/cluster.py)"))
+    reduce_dims: int = field(default=10, metadata=_help("dimensions after UMAP or PCA"))
+    umap_neighbors: int = field(default=15, metadata=_help("UMAP's n_neighbors: local (small) or global structure"))
+    min_cluster_size: int = field(default=20, metadata=_help(
+        "in distinct keyword sets; with min_samples, the best of bench/cluster.py's AMI sweep on the shipped corpus"))
+    min_samples: int = 10
     centre: bool = field(default=True, metadata=_help(
         "subtract the corpus mean and re-normalise (e5 vectors crowd into a cone)"))
-    reduce_dims: int = field(default=32, metadata=_help("PCA after centring; 0 keeps the full dimension"))
     top_keywords: int = 8
     selection: Literal["eom", "leaf"] = field(default="eom", metadata=_help(
         "HDBSCAN cluster selection: eom (excess of mass) or leaf (many small, tight clusters)"))
     assign_noise: bool = field(default=True, metadata=_help(
         "noise points join the cluster whose centroid is nearest, when its cosine reaches assign_noise_similarity"))
-    assign_noise_similarity: float = 0.6
+    assign_noise_similarity: float = field(default=0.0, metadata=_help(
+        "cosine in the centred space; 0 leaves as noise only points nearer no centroid than an unrelated text"))
     sample_above: int = field(default=200_000, metadata=_help(
-        "above this many keyword sets, HDBSCAN runs on a sample stratified by source and the rest join "
+        "above this many distinct keyword sets, HDBSCAN runs on a sample stratified by source and the rest join "
         "the nearest cluster centroid (cosine >= assign_noise_similarity); 0 = always cluster everything"))
     sample_size: int = 100_000
     sample_seed: int = 0
+    seed: int = field(default=0, metadata=_help("UMAP's and PCA's random state: the same seed, the same clusters"))
 
     def __post_init__(self) -> None:
-        _at_least(self, "cluster", min_cluster_size=2, min_samples=1, reduce_dims=0, top_keywords=1,
+        _at_least(self, "cluster", min_cluster_size=2, min_samples=1, reduce_dims=0, umap_neighbors=2, top_keywords=1,
                   sample_above=0, sample_size=2)
 
 
@@ -125,6 +131,9 @@ class FeedsConfig:
     max_feed_len: int = 20
     distractor_sources: Literal["same", "any"] = field(default="same", metadata=_help(
         "same: distractors come from the sources of the feed's anchor videos (no cross-corpus tell); any: all"))
+    min_anchor_similarity: float = field(default=-1.0, metadata=_help(
+        "an anchor whose videos' mean pairwise cosine (centred) is below this is drawn again, 20 times at most, "
+        "then the feed is refused; -1 accepts every anchor"))
 
     @property
     def ratio_range(self) -> tuple[float, float]:

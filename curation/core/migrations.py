@@ -806,4 +806,24 @@ MIGRATIONS: list[str] = [
     ALTER TABLE episode_grades ADD COLUMN cut_off VARCHAR;
     COMMENT ON COLUMN episode_grades.cut_off IS 'Why the episode ended without finish, or NULL when it finished.';
     """,
+    """
+    -- how topical each built feed's anchor is (curation/corpus/coherence.py)
+    CREATE TABLE feed_coherence (
+        feed_id VARCHAR NOT NULL, version INTEGER NOT NULL, run_id VARCHAR,
+        anchor_similarity DOUBLE, distractor_similarity DOUBLE, label VARCHAR, label_share DOUBLE,
+        PRIMARY KEY (feed_id, version)
+    );
+    COMMENT ON TABLE feed_coherence IS 'How topical each built feed''s anchor is, measured when feeds build drew it.';
+    COMMENT ON COLUMN feed_coherence.feed_id IS 'The feed (feeds.feed_id).';
+    COMMENT ON COLUMN feed_coherence.version IS 'The feed version (feeds.version) measured.';
+    COMMENT ON COLUMN feed_coherence.run_id IS 'The feeds run (runs.run_id) that measured it.';
+    COMMENT ON COLUMN feed_coherence.anchor_similarity IS
+        'Mean cosine between the anchor videos, centred vectors; NULL for one anchor video.';
+    COMMENT ON COLUMN feed_coherence.distractor_similarity IS
+        'Mean cosine between anchor videos and distractors, centred vectors; lower than anchor_similarity is right.';
+    COMMENT ON COLUMN feed_coherence.label IS
+        'The human label column the share is over; NULL when no anchor video carries a human label.';
+    COMMENT ON COLUMN feed_coherence.label_share IS
+        'Share of labelled anchor videos in the anchor''s most common value of that label.';
+    """,
 ]

@@ -24,6 +24,7 @@ class SourceSpec:
     obtain: str
     warning: str
     synthetic: bool
+    labels: tuple[str, ...]  # keys of `videos.extra` that hold a human label (cluster quality)
 
 
 def _load() -> dict[str, SourceSpec]:
@@ -35,7 +36,7 @@ def _load() -> dict[str, SourceSpec]:
         if missing or extra or facets["media_match"] not in MATCH_RULES:
             raise RuntimeError(f"resources/sources.toml, source {name}: missing {sorted(missing)}, unknown "
                                f"{sorted(extra)}, media_match one of {MATCH_RULES}")
-        out[name] = SourceSpec(name=name, **facets)
+        out[name] = SourceSpec(name=name, **{**facets, "labels": tuple(facets["labels"])})
     return out
 
 

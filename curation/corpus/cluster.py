@@ -1,9 +1,10 @@
-"""Clusters of videos by keyword set: HDBSCAN over centred, reduced embeddings.
+"""Clusters of videos by keyword set: HDBSCAN over UMAP of the distinct keyword sets.
 
-e5-style vectors crowd into a narrow cone (unrelated texts still score ~0.82), so
-the corpus mean is subtracted and the vectors re-normalised before anything else;
-PCA then cuts the dimension, which makes HDBSCAN several times faster at a small
-cost in quality (measured in DESIGN/README figures). Noise points join no cluster.
+Each distinct keyword set is one point of the similarity space (corpus mean subtracted,
+re-normalised: `reduce.py`), reduced with UMAP and clustered with HDBSCAN; every video takes its
+keyword set's cluster. Noise points (and, past `sample_above`, the points left out of the
+sample) join the cluster whose centroid is nearest in the similarity space. The settings were
+chosen on chance-corrected agreement with KuaiRec's categories (AMI; `bench/cluster.py`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from curation.core.stage import StageRun, stage
 from curation.corpus.cluster_report import cluster_report
 from curation.corpus.embed import centred_rows, load_vectors, model_id_for
 from curation.corpus.quality import source_quality
+from curation.corpus.reduce import clustering_points, distinct_rows, similarity_space
 
 
 @dataclass
@@ -38,37 +40,6 @@ class ClusterResult:
     quality: dict[str, Any] = field(default_factory=dict)
     counts: dict[str, Any] = field(default_factory=dict)  # as recorded in `runs`
     report: Path | None = None
-
-
-def centre(vectors: np.ndarray, dims: int | None = None, seed: int = 0) -> np.ndarray:
-    """Subtract the mean, re-normalise, optionally reduce with PCA and re-normalise."""
-    centred = centred_rows(vectors, vectors.mean(axis=0, keepdims=True))
-    if dims and dims < centred.shape[1] and len(centred) > dims:
-        from sklearn.decomposition import PCA
-
-        # copy=False: PCA may centre our own copy in place (the same numbers, one copy fewer)
-        centred = PCA(n_components=dims, random_state=seed, copy=False).fit_transform(centred)
-        centred /= np.maximum(np.linalg.norm(centred, axis=1, keepdims=True), 1e-12)
-    return centred.astype(np.float64)
-
-
-def centre_fitted_on(vectors: np.ndarray, fit_rows: np.ndarray, dims: int, seed: int = 0,
-                     chunk: int = 100_000) -> np.ndarray:
-    """`centre(vectors, dims)` for a corpus too large to copy whole: the mean is every vector's,
-    the PCA is fitted on the rows `fit_rows` (the clustering sample), and the vectors are
-    projected a chunk at a time. A centred float32 copy of 10M vectors alone is 15 GB."""
-    if not dims or dims >= vectors.shape[1] or len(fit_rows) <= dims:
-        return centre(vectors, dims, seed)
-    from sklearn.decomposition import PCA
-
-    mean = vectors.mean(axis=0, keepdims=True)
-    pca = PCA(n_components=dims, random_state=seed, copy=False).fit(centred_rows(vectors[fit_rows], mean))
-    points = np.empty((len(vectors), dims), dtype=np.float64)
-    for start in range(0, len(vectors), chunk):
-        part = pca.transform(centred_rows(vectors[start:start + chunk], mean))
-        part /= np.maximum(np.linalg.norm(part, axis=1, keepdims=True), 1e-12)
-        points[start:start + chunk] = part
-    return points
 
 
 def hdbscan_labels(points: np.ndarray, backend: str, min_cluster_size: int, min_samples: int,
@@ -138,28 +109,6 @@ def medoid(members: np.ndarray) -> tuple[int, float]:
     return at, float(np.clip(mean_to_others.mean(), -1.0, 1.0))
 
 
-def unite_identical(labels: np.ndarray, texts: list[str]) -> np.ndarray:
-    """One cluster for all videos with the same keyword set. HDBSCAN can split a block of
-    identical points between two clusters (all its merges tie at distance 0, and the tie order
-    varies with the BLAS build), which would let a copy of an anchor video be its distractor."""
-    groups: dict[str, list[int]] = {}
-    for i, text in enumerate(texts):
-        groups.setdefault(text, []).append(i)
-    united = labels.copy()
-    for members in groups.values():
-        found = Counter(int(labels[i]) for i in members if labels[i] >= 0)
-        if len(members) > 1 and found and (len(found) > 1 or len(found) == 1 and min(labels[members]) < 0):
-            united[members] = min(found, key=lambda c: (-found[c], c))
-    return united
-
-
-def drop_small(labels: np.ndarray, min_size: int) -> np.ndarray:
-    """Clusters left smaller than `min_size` (after uniting identical sets) become noise."""
-    ids, counts = np.unique(labels[labels >= 0], return_counts=True)
-    small = ids[counts < min_size]
-    return np.where(np.isin(labels, small), -1, labels) if len(small) else labels
-
-
 def class_tfidf(keyword_sets: dict[int, list[list[str]]], top_n: int) -> dict[int, list[str]]:
     """Top keywords per cluster by class-based TF-IDF: frequent here, rare elsewhere."""
     counts = {c: Counter(w for kws in sets for w in kws) for c, sets in keyword_sets.items()}
@@ -191,18 +140,6 @@ def stratified_sample(catalog: Catalog, video_ids: list[str], config: ClusterCon
                         .hexdigest())
         chosen += ranked[:take]
     return np.array(sorted(chosen), dtype=np.int64)
-
-
-def clustering_space(catalog: Catalog, video_ids: list[str], vectors: np.ndarray, config: ClusterConfig
-                     ) -> tuple[np.ndarray, np.ndarray | None]:
-    """The points HDBSCAN sees for these videos, and the rows of the sample it clusters (None:
-    every point). Feeds take similarities in this same space."""
-    sampled = stratified_sample(catalog, video_ids, config) if 0 < config.sample_above < len(video_ids) else None
-    if not config.centre:
-        return vectors.astype(np.float64), sampled
-    if sampled is not None:  # the PCA learns from the sample it clusters
-        return centre_fitted_on(vectors, sampled, config.reduce_dims), sampled
-    return centre(vectors, config.reduce_dims), sampled
 
 
 def _fingerprint(video_ids: list[str], hashes: list[str], params: dict[str, Any]) -> str:
@@ -260,21 +197,26 @@ def _cluster(run: StageRun, config: ClusterConfig, model_spec: str) -> ClusterRe
         return ClusterResult(source_run, [m[0] for m in members], np.array([m[1] for m in members]),
                              reused=True)
 
-    texts = [r[1] for r in rows]
-    points, sampled = clustering_space(catalog, video_ids, vectors, config)
-    chosen = sampled if sampled is not None else np.arange(len(video_ids))
-    note(f"clustering {len(chosen):,} of {len(video_ids):,} keyword sets ({points.shape[1]}-d, {config.backend})")
-    sample_labels, sample_probabilities = hdbscan_labels(points[chosen], config.backend, config.min_cluster_size,
-                                                         config.min_samples, config.selection)
-    labels = np.full(len(video_ids), -1, dtype=np.int64)
-    probabilities = np.zeros(len(video_ids), dtype=np.float64)
-    labels[chosen], probabilities[chosen] = sample_labels, sample_probabilities
-    labels = drop_small(unite_identical(labels, texts), config.min_cluster_size)
+    first, inverse = distinct_rows([r[1] for r in rows])
+    points = similarity_space(vectors, config.centre, rows=first)  # one row per distinct keyword set
+    sampled = (stratified_sample(catalog, [video_ids[i] for i in first], config)
+               if 0 < config.sample_above < len(first) else None)
+    chosen = sampled if sampled is not None else np.arange(len(first))
+    note(f"clustering {len(chosen):,} distinct keyword sets of {len(video_ids):,} videos "
+         f"({config.reduce} to {config.reduce_dims}-d, {config.backend})")
+    set_labels = np.full(len(first), -1, dtype=np.int64)
+    set_probabilities = np.zeros(len(first), dtype=np.float64)
+    if len(chosen) >= config.min_cluster_size:  # fewer points than one cluster needs: all noise
+        set_labels[chosen], set_probabilities[chosen] = hdbscan_labels(
+            clustering_points(points[chosen], config), config.backend, config.min_cluster_size,
+            config.min_samples, config.selection)
     if config.assign_noise or sampled is not None:  # what the sample left out joins the nearest centroid
-        labels = assign_noise(points, labels, config.assign_noise_similarity)
-        labels = unite_identical(labels, texts)  # identical points are equally near every centroid
+        set_labels = assign_noise(points, set_labels, config.assign_noise_similarity)
+    del points
+    labels, probabilities = set_labels[inverse], set_probabilities[inverse]
     run.counts["clustered_points"] = int(len(chosen))
-    mean = vectors.mean(axis=0, keepdims=True)  # as `centre` takes it; the medoids centre cluster by cluster
+    run.counts["distinct_keyword_sets"] = int(len(first))
+    mean = vectors.mean(axis=0, keepdims=True)  # the medoids centre cluster by cluster, as the similarity space
 
     def members_of(idx: list[int]) -> np.ndarray:
         rows = vectors[idx]

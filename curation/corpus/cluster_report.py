@@ -11,17 +11,24 @@ from typing import Any
 import numpy as np
 
 from curation.core.catalog import Catalog
-from curation.corpus.embed import centred_rows, load_vectors
+from curation.corpus.embed import load_vectors
+from curation.corpus.quality import agreements_of
+from curation.corpus.reduce import similarity_space
 from curation.reports import histogram_svg, page, write
 
-QUALITY_FIGURES = [  # (key suffix, name, what it means)
-    ("noise", "noise share", "labelled KuaiRec videos that no cluster took (they can still be distractors)"),
-    ("nmi", "NMI, noise excluded", "agreement with the human categories over the clustered videos only; "
-     "it flatters, since hard videos were left out"),
-    ("ari", "ARI, noise excluded", "pair-counting agreement on the same videos; near 0 means chance, 1 identical"),
-    ("nmi_noise_counted", "NMI, noise counted", "the same agreement with all noise as one more cluster: "
-     "the honest figure"),
-    ("ari_noise_counted", "ARI, noise counted", "pair-counting agreement with noise as one cluster"),
+QUALITY_COLUMNS = [  # (Agreement field, heading, what it means)
+    ("videos", "videos", "videos that carry this label and a vector"),
+    ("classes", "labels", "distinct values of the label"),
+    ("ami", "AMI", "adjusted mutual information, noise as one cluster: 0 is what shuffled labels score, 1 is "
+     "the same grouping; the figure to read"),
+    ("ami_shuffled", "AMI, shuffled", "the same clusters against the labels shuffled: chance, measured"),
+    ("ari", "ARI", "adjusted Rand index (pairs of videos grouped alike), noise as one cluster"),
+    ("ari_shuffled", "ARI, shuffled", "chance, measured the same way"),
+    ("noise", "noise", "share of these videos no cluster took (they can still be distractors)"),
+    ("ami_singletons", "AMI, noise alone", "AMI with each noise video a cluster of its own"),
+    ("nmi", "NMI", "normalised mutual information: rises with the number of clusters whatever they hold; "
+     "compare it with its shuffled value, never alone"),
+    ("nmi_shuffled", "NMI, shuffled", "what NMI gives these cluster sizes by chance"),
 ]
 
 _SORT_SCRIPT = """<script>
@@ -44,24 +51,28 @@ function sortBy(col, numeric) {
 
 
 def quality_table(stats: dict[str, Any]) -> str:
-    """The source quality figures as a table with one sentence on what each means."""
+    """The run's agreement with every human label, each figure beside its shuffled baseline, and a
+    legend saying what each column means."""
     esc = html.escape
     rows = []
-    for level in ("second", "third"):
-        for suffix, name, meaning in QUALITY_FIGURES:
-            value = stats.get(f"kuairec_{level}_{suffix}")
-            if value is not None:
-                shown = f"{value:.1%}" if suffix == "noise" else f"{value:.3f}"
-                rows.append(f"<tr><td>KuaiRec {level}-level category</td><td>{esc(name)}</td><td>{shown}</td>"
-                            f"<td class='muted'>{esc(meaning)}</td></tr>")
+    for fact in agreements_of(stats):
+        cells = "".join(f"<td>{_shown(key, getattr(fact, key))}</td>" for key, _, _ in QUALITY_COLUMNS)
+        rows.append(f"<tr><td>{esc(fact.source)} {esc(fact.label)}</td>{cells}</tr>")
     if "fakesv_events" in stats:
-        rows.append(f"<tr><td>FakeSV news events</td><td>events split</td><td>{stats['fakesv_events_split']} of "
-                    f"{stats['fakesv_events_clustered']}</td><td class='muted'>clustered events whose videos landed in "
-                    "more than one cluster (0 is right: one event's videos share one keyword set)</td></tr>")
+        rows.append(f"<tr><td>FakeSV news events</td><td colspan='{len(QUALITY_COLUMNS)}'>"
+                    f"{stats['fakesv_events_split']} of {stats['fakesv_events_clustered']} clustered events split "
+                    "across clusters (0 is right: one event's videos share one keyword set)</td></tr>")
     if not rows:
         return "<p class='muted'>No source with human labels in this catalog.</p>"
-    return ("<table><tr><th>against</th><th>figure</th><th>value</th><th>what it means</th></tr>"
-            + "".join(rows) + "</table>")
+    head = "".join(f"<th>{esc(name)}</th>" for _, name, _ in QUALITY_COLUMNS)
+    legend = "".join(f"<li><b>{esc(name)}</b>: {esc(meaning)}</li>" for _, name, meaning in QUALITY_COLUMNS)
+    return (f"<table><tr><th>against</th>{head}</tr>" + "".join(rows) + f"</table><ul class='muted'>{legend}</ul>")
+
+
+def _shown(key: str, value: float) -> str:
+    if key in ("videos", "classes"):
+        return f"{int(value):,}"
+    return f"{value:.1%}" if key == "noise" else f"{value:.3f}"
 
 
 def cluster_report(catalog: Catalog, run_id: str, model_id: str, path: Path, sample: int = 1500, seed: int = 0,
@@ -72,8 +83,8 @@ def cluster_report(catalog: Catalog, run_id: str, model_id: str, path: Path, sam
     rng = np.random.default_rng(seed)
     pick = rng.choice(len(video_ids), size=min(sample, len(video_ids)), replace=False)
     raw = vectors[pick] @ vectors[pick].T
-    centred_all = centred_rows(vectors, vectors.mean(axis=0, keepdims=True)).astype(np.float64)  # as clustering
-    cen = centred_all[pick] @ centred_all[pick].T
+    centred = similarity_space(vectors, rows=pick)  # as clustering sees them
+    cen = centred @ centred.T
     upper = np.triu_indices(len(pick), k=1)
     clusters = catalog.rows("SELECT * FROM clusters WHERE run_id = ? ORDER BY size DESC, cluster_id", [run_id])
     total, noise = catalog.con.execute(

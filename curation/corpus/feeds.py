@@ -23,10 +23,19 @@ from curation.core.catalog import Catalog, now
 from curation.core.config import ClusterConfig, Config, FeedsConfig, SourceConfig, as_dict
 from curation.core.errors import ConfigError, FeedError, PrerequisiteError
 from curation.core.stage import StageRun, stage
-from curation.corpus.cluster import clustering_space, latest_cluster_run
+from curation.corpus.cluster import latest_cluster_run
+from curation.corpus.coherence import (
+    AnchorCoherence,
+    anchor_coherence,
+    chance_anchors,
+    human_labels,
+    summary,
+    write_coherence,
+)
 from curation.corpus.embed import load_vectors
 from curation.corpus.feeds_report import feeds_report
 from curation.corpus.playable import playable_video_ids
+from curation.corpus.reduce import similarity_space
 from curation.env.profile import default_profile
 
 SIMILARITY_SAMPLE = 2048  # candidates whose similarities set a cluster's distractor threshold
@@ -98,13 +107,17 @@ class FeedContext:
                 f"{len(stale):,} videos of cluster run {cluster_run} have no {model_id} vector for their "
                 f"current keyword set (e.g. {stale[0]}): keyword sets changed since; "
                 "run `curate embed` and `curate cluster`")
-        # Similarities are taken in the space the clustering used (centred, PCA-reduced).
+        # Similarities are taken in the space the clustering assigned and measured in (centred).
         # the members are usually every video with a vector: no reordered copy of them all then
         mine = vectors if ids == self.video_ids else vectors[[row_of[v] for v in self.video_ids]]
         del vectors
         known = {f.name for f in fields(ClusterConfig)}
         clustered_with = ClusterConfig(**{k: v for k, v in cluster_params.items() if k in known})
-        self.vectors = clustering_space(catalog, self.video_ids, mine, clustered_with)[0].astype(np.float32)
+        self.vectors = similarity_space(mine, clustered_with.centre)
+        del mine
+        labelled = human_labels(catalog, self.video_ids)
+        self.human = [labelled.get(v, {}) for v in self.video_ids]
+        self.coherence: dict[str, AnchorCoherence] = {}  # of the feeds build_feeds drew, by feed id
         self.clusters = {r[0]: (r[1], list(r[2] or [])) for r in catalog.con.execute(
             "SELECT cluster_id, size, top_keywords FROM clusters WHERE run_id = ? "
             "ORDER BY cluster_id", [cluster_run]).fetchall()}
@@ -226,6 +239,14 @@ def anchor_weights(sizes: np.ndarray, rule: str) -> np.ndarray:
     return weights / weights.sum()
 
 
+ANCHOR_DRAWS = 20
+
+
+def _anchor_similarity(ctx: FeedContext, anchors: list[int]) -> float:
+    found = anchor_coherence(ctx.vectors, anchors, [], []).anchor_similarity
+    return 1.0 if found is None else found
+
+
 def build_feeds(ctx: FeedContext, n: int, seed: int) -> list[Feed]:
     """`n` feeds from playable videos; FeedError naming how many could be built when the pool is short."""
     cfg = ctx.config
@@ -259,6 +280,14 @@ def build_feeds(ctx: FeedContext, n: int, seed: int) -> list[Feed]:
         r = float(rng.uniform(lo, hi))
         m = min(_distractor_count(k, r, lo, hi), max_len - k)
         anchors = sorted(rng.choice(anchors_pool, size=k, replace=False).tolist())
+        for _ in range(ANCHOR_DRAWS - 1):  # an anchor below the stated coherence is drawn again
+            if _anchor_similarity(ctx, anchors) >= cfg.min_anchor_similarity:
+                break
+            anchors = sorted(rng.choice(anchors_pool, size=k, replace=False).tolist())
+        if _anchor_similarity(ctx, anchors) < cfg.min_anchor_similarity:
+            failures.append(f"feed {i}: no {k} videos of cluster {cluster} reach [feeds] min_anchor_similarity "
+                            f"{cfg.min_anchor_similarity} in {ANCHOR_DRAWS} draws: lower it, or ask for fewer feeds")
+            continue
         try:
             others = ctx.sample_distractors(cluster, m, rng, allowed_synthetic > 0, ctx.distractor_sources(anchors))
             if ctx.synthetic[anchors + others].sum() > max(allowed_synthetic, 0):
@@ -271,6 +300,8 @@ def build_feeds(ctx: FeedContext, n: int, seed: int) -> list[Feed]:
         synthetic_used += int(ctx.synthetic[order].sum())
         placed += len(order)
         feed_videos = [ctx.video_ids[j] for j in order]
+        ctx.coherence[f"feed-{seed}-{i:04d}"] = anchor_coherence(ctx.vectors, anchors, others,
+                                                                 [ctx.human[j] for j in anchors])
         feeds.append(Feed(
             feed_id=f"feed-{seed}-{i:04d}", version=1, anchor_cluster=cluster,
             cluster_run=ctx.cluster_run, keyword_videos=[ctx.video_ids[j] for j in anchors],
@@ -345,7 +376,7 @@ def insert_feeds(catalog: Catalog, feeds: list[Feed]) -> None:
 @stage("feeds", command="curate feeds build --n N --seed S",
        reads=("clusters", "cluster_members", "keyword_sets", "embeddings", "videos", "runs", "ls_tasks",
               "media_files", "media_outputs"),
-       writes=("feeds",), summary="anchor cluster + unrelated distractors, shuffled, "
+       writes=("feeds", "feed_coherence"), summary="anchor cluster + unrelated distractors, shuffled, "
        "versioned", files=("out: report file (--report)",))
 def build_feed_set(run: StageRun, config: FeedsConfig, n: int, seed: int, cluster_run: str | None = None,
                    replace: bool = False, sources: dict[str, SourceConfig] | None = None,
@@ -354,7 +385,8 @@ def build_feed_set(run: StageRun, config: FeedsConfig, n: int, seed: int, cluste
     counts = _build_feed_set(run, config, n, seed, cluster_run, replace, sources)
     if report is not None:
         run.params.update(report=str(report))
-        feeds_report(run.db, report, latest_feeds(run.db), config.ratio_min, config.ratio_max, sources)
+        feeds_report(run.db, report, latest_feeds(run.db), config.ratio_min, config.ratio_max, sources,
+                     counts.get("coherence"))
     return counts
 
 
@@ -378,7 +410,10 @@ def _build_feed_set(run: StageRun, config: FeedsConfig, n: int, seed: int, clust
         "SELECT * FROM feeds WHERE version = 1 AND seed = ?", [seed]))}
     same = [f for f in feeds if f.feed_id in existing
             and existing[f.feed_id].content() == f.content()]
-    run.counts.update(feeds=len(feeds), written=0, cluster_run=cluster_run)
+    run.counts.update(feeds=len(feeds), written=0, cluster_run=cluster_run,
+                      coherence=summary([ctx.coherence[f.feed_id] for f in feeds], chance_anchors(
+                          ctx.vectors, ctx.human, [([ctx.index[v] for v in f.keyword_videos],
+                                                    [ctx.index[v] for v in f.other_videos]) for f in feeds], seed)))
     if len(same) == len(feeds) and len(existing) == len(feeds):
         return run.counts
     if existing and not replace:
@@ -395,7 +430,10 @@ def _build_feed_set(run: StageRun, config: FeedsConfig, n: int, seed: int, clust
     for feed in feeds:
         feed.run_id = run.run_id
     if replace:
+        catalog.con.execute("DELETE FROM feed_coherence WHERE feed_id IN (SELECT feed_id FROM feeds WHERE seed = ?)",
+                            [seed])
         catalog.con.execute("DELETE FROM feeds WHERE seed = ?", [seed])
     insert_feeds(catalog, feeds)
+    write_coherence(catalog, [(f.feed_id, f.version, run.run_id, ctx.coherence[f.feed_id]) for f in feeds])
     run.counts.update(written=len(feeds), videos=sum(len(f.video_feed) for f in feeds))
     return run.counts

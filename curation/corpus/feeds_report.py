@@ -13,6 +13,7 @@ from typing import Any
 
 from curation.core.catalog import Catalog
 from curation.core.config import Config, SourceConfig
+from curation.corpus.coherence import AnchorCoherence, coherence_line, coherence_of, summary
 from curation.corpus.playable import playable_video_ids
 from curation.reports import histogram_svg, page, write
 
@@ -31,9 +32,20 @@ def drift_of(feeds: Sequence[Any], lo: float, hi: float) -> dict[str, Any]:
             "drifted": outside}
 
 
+def _coherence_cells(found: AnchorCoherence | None) -> str:
+    if found is None:
+        return "<td colspan='3' class='muted'>edited: not measured</td>"
+    def cell(x: float | None) -> str:
+        return f"<td>{'-' if x is None else f'{x:.3f}'}</td>"
+    share = "-" if found.label_share is None else f"{found.label_share:.0%} ({html.escape(found.label or '')})"
+    return cell(found.anchor_similarity) + cell(found.distractor_similarity) + f"<td>{share}</td>"
+
+
 def feeds_report(catalog: Catalog, path: Path, feeds: Sequence[Any], lo: float, hi: float,
-                 sources: dict[str, SourceConfig] | None = None) -> Path:
-    """The page over `feeds`, the latest feed versions."""
+                 sources: dict[str, SourceConfig] | None = None,
+                 last_summary: dict[str, Any] | None = None) -> Path:
+    """The page over `feeds`, the latest feed versions; `last_summary` is the coherence the building run
+    recorded (with its chance baseline), else the recorded figures' means are shown without one."""
     playable = playable_video_ids(catalog, Config().sources if sources is None else sources)
     unplayable = sum(any(v not in playable for v in f.video_feed) for f in feeds)
     mixed = sum(len({v.split("/")[0] for v in f.video_feed}) > 1 for f in feeds)
@@ -42,6 +54,8 @@ def feeds_report(catalog: Catalog, path: Path, feeds: Sequence[Any], lo: float, 
         "SELECT size FROM clusters WHERE run_id IN (SELECT DISTINCT cluster_run FROM feeds)"
     ).fetchall()]
     esc = html.escape
+    coherence = coherence_of(catalog)
+    measured = [coherence[(f.feed_id, f.version)] for f in feeds if (f.feed_id, f.version) in coherence]
     body = [
         f"<p>{len(feeds)} feeds (latest versions), {drift['edited']} edited, "
         f"{drift['outside']} outside the ratio range [{lo}, {hi}]; {mixed} mix sources; "
@@ -51,8 +65,15 @@ def feeds_report(catalog: Catalog, path: Path, feeds: Sequence[Any], lo: float, 
                       bins=15),
         histogram_svg([len(f.video_feed) for f in feeds], "feed length (videos)", bins=19),
         histogram_svg([len(f.keyword_videos) for f in feeds], "anchor videos per feed", bins=5),
+        "<h2>Anchor coherence</h2>",
+        f"<p>{esc(coherence_line(last_summary or summary(measured, [])))}</p>",
+        "<p class='muted'>Cosines are between centred keyword-set vectors, where unrelated texts score near 0. "
+        "An edited feed version was not measured (its row shows the figures of no version).</p>",
+        histogram_svg([c.anchor_similarity for c in measured if c.anchor_similarity is not None],
+                      "mean cosine between a feed's anchor videos", bins=15),
         "<h2>Feeds</h2><table><tr><th>feed</th><th>v</th><th>cluster</th><th>ratio</th><th>sources</th>"
-        "<th>playable</th><th>videos (anchor videos in bold)</th></tr>",
+        "<th>playable</th><th>anchor cosine</th><th>to distractors</th><th>label share</th>"
+        "<th>videos (anchor videos in bold)</th></tr>",
     ]
     titles = dict(catalog.con.execute(
         "SELECT video_id, coalesce(title, array_to_string(keywords, ' ')) FROM videos "
@@ -67,6 +88,7 @@ def feeds_report(catalog: Catalog, path: Path, feeds: Sequence[Any], lo: float, 
                     f"<td>{feed.anchor_cluster}</td><td>{format_ratio(feed.ratio)}</td>"
                     f"<td>{esc(' · '.join(f'{s} {n}' for s, n in sorted(mix.items())))}</td>"
                     f"<td>{'yes' if not missing else f'{missing} not playable'}</td>"
+                    f"{_coherence_cells(coherence.get((feed.feed_id, feed.version)))}"
                     f"<td>{' · '.join(cells)}</td></tr>")
     body.append("</table>")
     return write(path, page("Feeds", body))

@@ -49,6 +49,8 @@ def ingest_corpus(run: StageRun, adapter: str, path: Path, mapping: Path | None 
         assert mapping is not None
         spec = Mapping.load(mapping)
         run.params["mapping"] = str(mapping)
+        if spec.labels:  # what `curate cluster` scores its clusters against (corpus/quality.py)
+            run.params["labels"] = {spec.source: list(spec.labels)}
         if spec.format == "jsonl":
             run.params["columnar"] = columnar
             return merge_jsonl(run, spec, path, max_field_bytes=max_field_bytes, columnar=columnar)

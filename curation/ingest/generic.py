@@ -36,6 +36,7 @@ class Mapping:
     fields: dict[str, FieldRule]
     strip_html: list[str] = field(default_factory=list)
     missing: tuple[str, ...] = ("",)
+    labels: tuple[str, ...] = ()  # unmapped top-level fields that hold a human label (cluster quality)
 
     @property
     def used_fields(self) -> frozenset[str]:
@@ -73,7 +74,14 @@ class Mapping:
             raise MappingError(f"{name}: [fields] must map native_id")
         clean = spec.get("clean") or {}
         missing = tuple(str(v) for v in clean.get("missing", [""]))
-        return cls(source, fmt, rules, list(clean.get("strip_html", [])), missing)
+        labels = spec.get("labels", [])
+        if not isinstance(labels, list) or not all(isinstance(x, str) and x for x in labels):
+            raise MappingError(f"{name}: `labels` must be a list of source field names, got {labels!r}")
+        mapping = cls(source, fmt, rules, list(clean.get("strip_html", [])), missing, tuple(labels))
+        if mapped := sorted(set(labels) & mapping.used_fields):
+            raise MappingError(f"{name}: label {mapped[0]!r} is also mapped to a catalog field; a label must be "
+                               "a field the mapping leaves unmapped (it is kept in `extra`)")
+        return mapping
 
 
 def _lookup(obj: dict[str, Any], path: str) -> tuple[bool, Any]:

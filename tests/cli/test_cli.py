@@ -73,10 +73,12 @@ def test_feeds_pipeline_from_the_command_line(embedded_catalog_file, tmp_path):
     assert out.returncode == 0 and out.stdout.startswith("0 texts encoded"), out.stdout + out.stderr
     out = curate(*base, "cluster", "--report")
     assert out.returncode == 0, out.stderr
-    assert "KuaiRec second-level category: NMI" in out.stdout and "FakeSV:" in out.stdout
+    assert "KuaiRec second_level_category_name (" in out.stdout and "(shuffled labels " in out.stdout
+    assert "chance-inflated" in out.stdout and "FakeSV:" in out.stdout
     assert (tmp_path / "reports" / "clusters.html").exists()
     out = curate(*base, "feeds", "build", "--n", "8", "--seed", "3", "--report")
     assert out.returncode == 0 and "8 written" in out.stdout, out.stderr
+    assert "anchors: mean cosine " in out.stdout and "(random videos: " in out.stdout
     assert "<svg" in (tmp_path / "reports" / "feeds.html").read_text(encoding="utf-8")
     again = curate(*base, "feeds", "build", "--n", "8", "--seed", "3")
     assert "already up to date" in again.stdout

@@ -101,7 +101,7 @@ def test_reports_are_written_inside_their_stage_runs(clustered_catalog_file, tmp
     assert out.returncode == 0 and "(inputs unchanged: reused)" in out.stdout, out.stderr
     assert f"report: {reports / 'clusters.html'}" in out.stdout
     _written_in_its_run(db, "cluster", reports / "clusters.html")
-    assert "NMI, noise counted" in (reports / "clusters.html").read_text(encoding="utf-8")  # the run's figures
+    assert "AMI, shuffled" in (reports / "clusters.html").read_text(encoding="utf-8")  # the run's figures
 
     out = curate(*base, "feeds", "build", "--n", "6", "--seed", "81", "--report")
     assert out.returncode == 0 and "6 written" in out.stdout, out.stderr

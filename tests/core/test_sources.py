@@ -3,6 +3,9 @@ every facet, and the configuration's defaults, the card, Croissant and the media
 
 from __future__ import annotations
 
+import re
+from dataclasses import fields
+
 import pytest
 
 from curation.core import sources
@@ -17,6 +20,7 @@ def test_every_source_has_every_facet(name):
     spec = SOURCES[name]
     assert spec.name == name and spec.terms.startswith(f"{name}") and spec.obtain
     assert spec.media_match in MATCH_RULES and isinstance(spec.playable, bool)
+    assert isinstance(spec.labels, tuple) and all(isinstance(label, str) and label for label in spec.labels)
 
 
 def test_what_speaks_of_sources_is_derived_from_the_one_file():
@@ -33,5 +37,6 @@ def test_what_speaks_of_sources_is_derived_from_the_one_file():
 def test_a_source_missing_a_facet_is_refused(monkeypatch):
     text = sources.resource_text("sources.toml") + '\n[NewSource]\nplayable = true\nmedia_match = "stem"\n'
     monkeypatch.setattr(sources, "resource_text", lambda name: text)
-    with pytest.raises(RuntimeError, match=r"source NewSource: missing \['obtain', 'synthetic', 'terms', 'warning'\]"):
+    lacking = sorted({f.name for f in fields(sources.SourceSpec)} - {"name", "playable", "media_match"})
+    with pytest.raises(RuntimeError, match=re.escape(f"source NewSource: missing {lacking}")):
         sources._load()
