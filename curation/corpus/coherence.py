@@ -53,7 +53,7 @@ def anchor_coherence(vectors: np.ndarray, anchors: list[int], others: list[int],
     across = float((a @ vectors[others].astype(np.float64).T).mean()) if others else None
     carried = Counter(column for found in labels for column in found)
     label = share = None
-    if carried:
+    if carried and max(carried.values()) >= 2:  # one labelled video would share its own label: no figure
         # the column most anchor videos carry; a tie goes to the name last in order (for KuaiRec, the finer level)
         label = max(carried, key=lambda c: (carried[c], c))
         values = Counter(found[label] for found in labels if label in found)
@@ -102,21 +102,26 @@ def summary(found: list[AnchorCoherence], chance: list[AnchorCoherence]) -> dict
     return out
 
 
-def chance_anchors(vectors: np.ndarray, human: list[dict[str, str]], feeds: list[tuple[list[int], list[int]]],
-                   seed: int = 0) -> list[AnchorCoherence]:
-    """For each (anchors, others) of `feeds`: the figures of as many videos drawn at random in their place
-    (the label share among videos drawn from those that carry a label, as a labelled anchor is)."""
+def chance_anchors(vectors: np.ndarray, human: list[dict[str, str]], eligible: np.ndarray, source: np.ndarray,
+                   feeds: list[tuple[list[int], list[int]]], seed: int = 0) -> list[AnchorCoherence]:
+    """For each (anchors, others) of `feeds`: the figures of videos drawn at random in their place, from the
+    videos an anchor may hold (`eligible`: playable, not synthetic) of the same sources, with as many
+    labelled videos as the anchor has (so the label share compares like with like)."""
     rng = np.random.default_rng(seed)
-    labelled = np.flatnonzero([bool(h) for h in human])
+    labelled = np.array([bool(h) for h in human], dtype=bool)
     out = []
     for anchors, others in feeds:
-        pool = labelled if any(human[a] for a in anchors) and len(labelled) >= len(anchors) else None
-        drawn = (rng.choice(pool, size=len(anchors), replace=False) if pool is not None
-                 else rng.choice(len(vectors), size=len(anchors), replace=False)).tolist()
-        rest = rng.choice(len(vectors), size=len(others), replace=False).tolist() if others else []
+        same = eligible & np.isin(source, source[anchors])
+        with_label = sum(bool(human[a]) for a in anchors)
+        pools = (np.flatnonzero(same & labelled), np.flatnonzero(same & ~labelled))
+        if len(pools[0]) < with_label or len(pools[1]) < len(anchors) - with_label:
+            continue  # too few such videos to draw from: no chance figure for this feed
+        drawn = (rng.choice(pools[0], size=with_label, replace=False).tolist()
+                 + rng.choice(pools[1], size=len(anchors) - with_label, replace=False).tolist())
+        rest_pool = np.flatnonzero(np.isin(source, source[others])) if others else np.zeros(0, dtype=np.int64)
+        rest = rng.choice(rest_pool, size=min(len(others), len(rest_pool)), replace=False).tolist()
         out.append(anchor_coherence(vectors, drawn, rest, [human[j] for j in drawn]))
     return out
-
 
 def coherence_line(found: dict[str, float | int | None]) -> str:
     """The run's coherence summary as one line, each figure beside its chance value."""

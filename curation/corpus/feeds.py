@@ -242,9 +242,17 @@ def anchor_weights(sizes: np.ndarray, rule: str) -> np.ndarray:
 ANCHOR_DRAWS = 20
 
 
-def _anchor_similarity(ctx: FeedContext, anchors: list[int]) -> float:
-    found = anchor_coherence(ctx.vectors, anchors, [], []).anchor_similarity
-    return 1.0 if found is None else found
+def _draw_anchors(ctx: FeedContext, cluster: int, pool: np.ndarray, k: int, rng: np.random.Generator) -> list[int]:
+    """k videos of `pool`; drawn again while their mean cosine is below `min_anchor_similarity` (at the
+    default, -1, the first draw always stands: no extra random numbers are taken)."""
+    threshold = ctx.config.min_anchor_similarity
+    for _ in range(ANCHOR_DRAWS):
+        anchors = sorted(rng.choice(pool, size=k, replace=False).tolist())
+        found = anchor_coherence(ctx.vectors, anchors, [], []).anchor_similarity
+        if found is None or found >= threshold:
+            return anchors
+    raise FeedError(f"no {k} videos of cluster {cluster} reach [feeds] min_anchor_similarity {threshold} in "
+                    f"{ANCHOR_DRAWS} draws: lower it, or ask for fewer feeds")
 
 
 def build_feeds(ctx: FeedContext, n: int, seed: int) -> list[Feed]:
@@ -279,19 +287,11 @@ def build_feeds(ctx: FeedContext, n: int, seed: int) -> list[Feed]:
         k = int(rng.integers(a_min, min(a_max, len(real)) + 1))
         r = float(rng.uniform(lo, hi))
         m = min(_distractor_count(k, r, lo, hi), max_len - k)
-        anchors = sorted(rng.choice(anchors_pool, size=k, replace=False).tolist())
-        for _ in range(ANCHOR_DRAWS - 1):  # an anchor below the stated coherence is drawn again
-            if _anchor_similarity(ctx, anchors) >= cfg.min_anchor_similarity:
-                break
-            anchors = sorted(rng.choice(anchors_pool, size=k, replace=False).tolist())
-        if _anchor_similarity(ctx, anchors) < cfg.min_anchor_similarity:
-            failures.append(f"feed {i}: no {k} videos of cluster {cluster} reach [feeds] min_anchor_similarity "
-                            f"{cfg.min_anchor_similarity} in {ANCHOR_DRAWS} draws: lower it, or ask for fewer feeds")
-            continue
         try:
+            anchors = _draw_anchors(ctx, cluster, anchors_pool, k, rng)
             others = ctx.sample_distractors(cluster, m, rng, allowed_synthetic > 0, ctx.distractor_sources(anchors))
             if ctx.synthetic[anchors + others].sum() > max(allowed_synthetic, 0):
-                anchors = sorted(rng.choice(real, size=k, replace=False).tolist())
+                anchors = _draw_anchors(ctx, cluster, real, k, rng)
                 others = ctx.sample_distractors(cluster, m, rng, False, ctx.distractor_sources(anchors))
         except FeedError as exc:
             failures.append(f"feed {i}: {exc}")
@@ -412,9 +412,12 @@ def _build_feed_set(run: StageRun, config: FeedsConfig, n: int, seed: int, clust
             and existing[f.feed_id].content() == f.content()]
     run.counts.update(feeds=len(feeds), written=0, cluster_run=cluster_run,
                       coherence=summary([ctx.coherence[f.feed_id] for f in feeds], chance_anchors(
-                          ctx.vectors, ctx.human, [([ctx.index[v] for v in f.keyword_videos],
-                                                    [ctx.index[v] for v in f.other_videos]) for f in feeds], seed)))
+                          ctx.vectors, ctx.human, ctx.playable & ~ctx.synthetic, ctx.source_code,
+                          [([ctx.index[v] for v in f.keyword_videos], [ctx.index[v] for v in f.other_videos])
+                           for f in feeds], seed)))
     if len(same) == len(feeds) and len(existing) == len(feeds):
+        # the same feeds: their coherence rows are (re)written, for feeds built before the table existed
+        write_coherence(catalog, [(f.feed_id, f.version, run.run_id, ctx.coherence[f.feed_id]) for f in feeds])
         return run.counts
     if existing and not replace:
         # Unedited feeds nobody has seen are derived data: rebuild them from the new inputs.

@@ -34,7 +34,7 @@ def drift_of(feeds: Sequence[Any], lo: float, hi: float) -> dict[str, Any]:
 
 def _coherence_cells(found: AnchorCoherence | None) -> str:
     if found is None:
-        return "<td colspan='3' class='muted'>edited: not measured</td>"
+        return "<td colspan='3' class='muted'>not measured (an edited or imported version)</td>"
     def cell(x: float | None) -> str:
         return f"<td>{'-' if x is None else f'{x:.3f}'}</td>"
     share = "-" if found.label_share is None else f"{found.label_share:.0%} ({html.escape(found.label or '')})"
@@ -67,8 +67,9 @@ def feeds_report(catalog: Catalog, path: Path, feeds: Sequence[Any], lo: float, 
         histogram_svg([len(f.keyword_videos) for f in feeds], "anchor videos per feed", bins=5),
         "<h2>Anchor coherence</h2>",
         f"<p>{esc(coherence_line(last_summary or summary(measured, [])))}</p>",
-        "<p class='muted'>Cosines are between centred keyword-set vectors, where unrelated texts score near 0. "
-        "An edited feed version was not measured (its row shows the figures of no version).</p>",
+        "<p class='muted'>The line above is the building run's own feeds (its seed) when it has them, else the "
+        "means of every measured feed shown here. Cosines are between centred keyword-set vectors, where "
+        "unrelated texts score near 0. Edited and imported feed versions are not measured.</p>",
         histogram_svg([c.anchor_similarity for c in measured if c.anchor_similarity is not None],
                       "mean cosine between a feed's anchor videos", bins=15),
         "<h2>Feeds</h2><table><tr><th>feed</th><th>v</th><th>cluster</th><th>ratio</th><th>sources</th>"

@@ -3,9 +3,7 @@
 The *similarity space* holds every video's vector centred (the corpus mean subtracted) and
 re-normalised: e5-style vectors crowd into a narrow cone, where unrelated texts still score ~0.82.
 Cosines in it decide which cluster a left-out point joins, each cluster's medoid, and how similar
-a feed's videos are. It keeps the model's full dimension: on the shipped corpus, taking those
-cosines after PCA to 32 dimensions cost a fifth of the agreement with KuaiRec's categories
-(docs/figures.md, `bench/cluster.py`).
+a feed's videos are. It keeps the model's full dimension, so those cosines are the model's own.
 
 The *clustering space* is where HDBSCAN runs: each distinct keyword set once, reduced with UMAP
 (cosine, few dimensions, as BERTopic does) fitted with a seed, or with PCA, or not at all.

@@ -77,6 +77,9 @@ class Mapping:
         labels = spec.get("labels", [])
         if not isinstance(labels, list) or not all(isinstance(x, str) and x for x in labels):
             raise MappingError(f"{name}: `labels` must be a list of source field names, got {labels!r}")
+        if odd := [x for x in labels if "." in x or '"' in x]:
+            raise MappingError(f"{name}: label {odd[0]!r}: a label is a top-level field of the record, named "
+                               "without '.' or '\"'")
         mapping = cls(source, fmt, rules, list(clean.get("strip_html", [])), missing, tuple(labels))
         if mapped := sorted(set(labels) & mapping.used_fields):
             raise MappingError(f"{name}: label {mapped[0]!r} is also mapped to a catalog field; a label must be "

@@ -245,7 +245,7 @@ def _vector_catalog(path, texts: list[str], vectors: np.ndarray) -> Catalog:
                      "origins": pa.array([["title"] * len(t.split()) for t in texts], pa.list_(pa.string())),
                      "text": texts, "text_sha256": texts, "run_id": ["gen"] * len(ids)})
     embeddings = pa.table({"model_id": [CONFIG_MODEL] * len(distinct), "text_sha256": distinct,
-                           "vector": pa.array([vectors[distinct.index(t)].tolist() for t in distinct],
+                           "vector": pa.array([vectors[texts.index(t)].tolist() for t in distinct],
                                               pa.list_(pa.float32())), "run_id": ["gen"] * len(distinct)})
     with cat.staged(v=videos, k=sets, e=embeddings):
         cat.insert_staged("videos", "v", videos.column_names)
@@ -298,3 +298,16 @@ def test_any_corpus_clusters_into_whole_keyword_sets_and_records_what_it_did(tmp
     assert sum(r["size"] for r in clusters) + result.counts["noise"] == len(texts)
     if join_at == -1.0 and clusters:
         assert result.counts["noise"] == 0  # every point is at least -1 from some centroid
+    if clusters:  # what stays noise is below the threshold to every centroid (centred space, distinct sets)
+        from curation.corpus.reduce import similarity_space as space
+
+        first = {t: texts.index(t) for t in set(texts)}
+        points = space(np.stack([vectors[first[t]] for t in texts]))  # centred by every video's mean, as clustered
+        centroids = []
+        for row in clusters:
+            inside = sorted({first[text_of[v]] for v, c in members.items() if c == row["cluster_id"]})
+            total = points[inside].sum(axis=0)
+            centroids.append(total / np.linalg.norm(total))
+        for video, label in members.items():
+            if label < 0:
+                assert (np.stack(centroids) @ points[first[text_of[video]]]).max() < join_at + 1e-6

@@ -64,7 +64,7 @@ def test_chance_scores_near_zero_and_nmi_does_not():
 
 
 def test_every_stated_label_column_and_a_mappings_labels_are_scored(tmp_path):
-    assert label_columns.__doc__ and SOURCES["KuaiRec"].labels == (
+    assert SOURCES["KuaiRec"].labels == (
         "first_level_category_name", "second_level_category_name", "third_level_category_name")
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text("\n".join(json.dumps({"id": f"v{i}", "title": f"title {i}", "topic": "cats" if i < 6 else "dogs",
@@ -83,7 +83,8 @@ def test_every_stated_label_column_and_a_mappings_labels_are_scored(tmp_path):
 
 
 @pytest.mark.parametrize("labels, reason", [
-    ('"topic"', "must be a list"), ('["title"]', "also mapped"), ('[""]', "must be a list")])
+    ('"topic"', "must be a list"), ('["title"]', "also mapped"), ('[""]', "must be a list"),
+    ('["meta.topic"]', "top-level field"), ('["to\\"pic"]', "top-level field")])
 def test_a_mapping_with_a_wrong_label_says_what_is_wrong(labels, reason):
     with pytest.raises(MappingError, match=reason):
         Mapping.from_dict({"source": "Pets", "format": "jsonl", "labels": json.loads(labels),
