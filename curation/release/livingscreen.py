@@ -3,7 +3,8 @@
 `import-livingscreen` records a runner directory as a release: every element as it was (so
 that its export gives back the same JSON, task for task and in order), and each well-formed
 task in the catalog (state `imported`; `curate qc validate` then settles it, and the shortcut
-filter runs on it). A task's feed becomes feed versions: the base feed from its
+filter runs on it). A task whose `video_feed` is a version of a feed the catalog built stays on
+that feed (and version). Any other task's feed becomes feed versions: the base feed from its
 `keyword_videos` / `other_videos` lists, and the `video_feed` it uses as the edited version
 when it differs. Videos the catalog does not know are created as stubs marked
 `metadata_missing`. A malformed element is rejected with its reason, never dropped.
@@ -58,8 +59,30 @@ def runnable_elements(catalog: Catalog, version: str) -> list[dict[str, Any]]:
     return [{**e, "tier": TIER_OF_FILE[name]} for name, e in elements if isinstance(e, dict) and not malformed(e)]
 
 
+def catalog_feed_of(catalog: Catalog, element: dict[str, Any]) -> tuple[str, int, int] | None:
+    """(feed id, base version, version used) of a feed the catalog built whose version shows exactly the
+    element's `video_feed`: a task written over one of the toolkit's own feeds stays on that feed. The base is
+    the version whose anchor and distractor lists are the element's (the version used when it names none)."""
+    found = catalog.rows("SELECT feed_id, version FROM feeds WHERE video_feed = ?::VARCHAR[] AND cluster_run <> "
+                         "'imported' ORDER BY feed_id, version LIMIT 1", [list(element["video_feed"])])
+    if not found:
+        return None
+    feed_id, used = found[0]["feed_id"], int(found[0]["version"])
+    keyword, other = element.get("keyword_videos"), element.get("other_videos")
+    base = used
+    if keyword is not None or other is not None:
+        same = catalog.rows("SELECT version FROM feeds WHERE feed_id = ? AND keyword_videos = ?::VARCHAR[] AND "
+                            "other_videos = ?::VARCHAR[] AND version <= ? ORDER BY version LIMIT 1",
+                            [feed_id, list(keyword or []), list(other or []), used])
+        base = int(same[0]["version"]) if same else used
+    return feed_id, base, used
+
+
 def _feed_versions(catalog: Catalog, run: StageRun, element: dict[str, Any]) -> tuple[str, int, int]:
     """(feed id, base version, version used) for an element, adding versions only when new."""
+    if (own := catalog_feed_of(catalog, element)) is not None:
+        run.counts["tasks_on_catalog_feeds"] += 1
+        return own
     feed_id = f"ls-{element['task_id']}"
     used = list(element["video_feed"])
     keyword, other = list(element.get("keyword_videos") or []), list(element.get("other_videos") or [])
@@ -124,7 +147,7 @@ def import_livingscreen(run: StageRun, folder: Path, version: str) -> RunResult:
     content = sha256_of(by_file)
     run.params.update(folder=str(folder), version=target)
     run.counts.update(elements=len(elements), tasks_new=0, tasks_new_versions=0, tasks_unchanged=0, rejected=0,
-                      feeds_new=0, video_stubs=0)
+                      feeds_new=0, video_stubs=0, tasks_on_catalog_feeds=0)
     recorded = catalog.rows("SELECT content_sha256, origin FROM releases WHERE version = ?", [target])
     if recorded:
         if recorded[0]["content_sha256"] != content:
