@@ -255,12 +255,29 @@ def _draw_anchors(ctx: FeedContext, cluster: int, pool: np.ndarray, k: int, rng:
                     f"{ANCHOR_DRAWS} draws: lower it, or ask for fewer feeds")
 
 
+def _draw_feed(ctx: FeedContext, cluster: int, allowed_synthetic: int, rng: np.random.Generator
+               ) -> tuple[int, list[int], list[int], int, int]:
+    """(cluster, anchor rows, distractor rows, k, m) of one feed anchored on `cluster`; FeedError when it cannot be."""
+    cfg = ctx.config
+    members = ctx.members_of[cluster]
+    members = members[ctx.playable[members]]
+    real = members[~ctx.synthetic[members]]
+    anchors_pool = members if allowed_synthetic > 0 else real
+    k = int(rng.integers(cfg.anchor_min, min(cfg.anchor_max, len(real)) + 1))
+    r = float(rng.uniform(cfg.ratio_min, cfg.ratio_max))
+    m = min(_distractor_count(k, r, cfg.ratio_min, cfg.ratio_max), cfg.max_feed_len - k)
+    anchors = _draw_anchors(ctx, cluster, anchors_pool, k, rng)
+    others = ctx.sample_distractors(cluster, m, rng, allowed_synthetic > 0, ctx.distractor_sources(anchors))
+    if ctx.synthetic[anchors + others].sum() > max(allowed_synthetic, 0):
+        anchors = _draw_anchors(ctx, cluster, real, k, rng)
+        others = ctx.sample_distractors(cluster, m, rng, False, ctx.distractor_sources(anchors))
+    return cluster, anchors, others, k, m
+
+
 def build_feeds(ctx: FeedContext, n: int, seed: int) -> list[Feed]:
     """`n` feeds from playable videos; FeedError naming how many could be built when the pool is short."""
     cfg = ctx.config
-    a_min, a_max = cfg.anchor_min, cfg.anchor_max
-    lo, hi = cfg.ratio_min, cfg.ratio_max
-    max_len = cfg.max_feed_len
+    a_min = cfg.anchor_min
     usable = ctx.playable & ~ctx.synthetic  # what an anchor set can always be drawn from
     anchor_sizes = {c: int(usable[ctx.members_of[c]].sum()) for c in ctx.clusters}
     eligible = np.array([c for c, size in anchor_sizes.items() if size >= a_min])
@@ -278,24 +295,22 @@ def build_feeds(ctx: FeedContext, n: int, seed: int) -> list[Feed]:
         rng = np.random.default_rng([seed, i])
         # Synthetic videos may take at most budget_fraction of what earlier feeds placed.
         allowed_synthetic = math.floor(budget_fraction * placed) - synthetic_used
-        pick = min(int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right")), len(eligible) - 1)
-        cluster = int(eligible[pick])
-        members = ctx.members_of[cluster]
-        members = members[ctx.playable[members]]
-        real = members[~ctx.synthetic[members]]
-        anchors_pool = members if allowed_synthetic > 0 else real
-        k = int(rng.integers(a_min, min(a_max, len(real)) + 1))
-        r = float(rng.uniform(lo, hi))
-        m = min(_distractor_count(k, r, lo, hi), max_len - k)
-        try:
-            anchors = _draw_anchors(ctx, cluster, anchors_pool, k, rng)
-            others = ctx.sample_distractors(cluster, m, rng, allowed_synthetic > 0, ctx.distractor_sources(anchors))
-            if ctx.synthetic[anchors + others].sum() > max(allowed_synthetic, 0):
-                anchors = _draw_anchors(ctx, cluster, real, k, rng)
-                others = ctx.sample_distractors(cluster, m, rng, False, ctx.distractor_sources(anchors))
-        except FeedError as exc:
-            failures.append(f"feed {i}: {exc}")
+        # A cluster that cannot anchor this feed (no distractors left outside it, or no coherent enough anchor)
+        # is set aside and another drawn, for this feed only: a feed still depends on nothing but (seed, i).
+        blocked = np.zeros(len(eligible), dtype=bool)
+        drawn: tuple[int, list[int], list[int], int, int] | None = None
+        last: FeedError | None = None
+        while drawn is None and not blocked.all():
+            share = cdf if not blocked.any() else np.cumsum(np.where(blocked, 0.0, weights))
+            pick = min(int(np.searchsorted(share, rng.random() * share[-1], side="right")), len(eligible) - 1)
+            try:
+                drawn = _draw_feed(ctx, int(eligible[pick]), allowed_synthetic, rng)
+            except FeedError as exc:
+                blocked[pick], last = True, exc
+        if drawn is None:
+            failures.append(f"feed {i}: no cluster can anchor it ({last})")
             continue
+        cluster, anchors, others, k, m = drawn
         order = rng.permutation(anchors + others).tolist()
         synthetic_used += int(ctx.synthetic[order].sum())
         placed += len(order)

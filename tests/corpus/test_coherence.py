@@ -95,7 +95,7 @@ def test_edited_feed_versions_are_shown_as_not_measured(clustered_catalog, tmp_p
     first = latest_feeds(cat)[0]
     edit_feed(cat, first.feed_id, [{"op": "delete", "positions": [0]}], CONFIG.feeds)
     page = feeds_report(cat, tmp_path / "f.html", latest_feeds(cat), 0.5, 2.0).read_text(encoding="utf-8")
-    assert page.count("edited: not measured") == 1
+    assert page.count("not measured (an edited or imported version)") == 1
 
 
 def test_feeds_built_before_coherence_was_recorded_get_their_rows_on_the_next_build(clustered_catalog):

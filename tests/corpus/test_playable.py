@@ -59,7 +59,7 @@ def test_once_media_is_scanned_only_normalised_videos_are_playable(clustered_cat
 def test_a_short_pool_names_how_many_feeds_it_could_build(clustered_catalog):
     cat = clustered_catalog
     with pytest.raises(FeedError, match=r"only \d+ of the 400 feeds asked for can be built from playable videos"):
-        build_feed_set(cat, replace(FEEDS, distractor_similarity_quantile=0.02, anchor_max=2), 400, seed=8)
+        build_feed_set(cat, replace(FEEDS, distractor_similarity_quantile=0.001, anchor_max=2), 400, seed=8)
 
 
 @pytest.fixture
