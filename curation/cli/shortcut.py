@@ -87,13 +87,14 @@ def qc_shortcut(report: Annotated[bool, typer.Option(help="Write the HTML report
 @shortcut_config_app.command("show")
 def shortcut_config_show() -> None:
     """The configuration of record, its history, and whether the configuration in force differs."""
-    from curation.qc.shortcut.filter import configuration
+    from curation.qc.shortcut.filter import configuration, plan_adoption
     from curation.qc.shortcut.record import config_changes, record_history, verdict_counts
 
     decisive, digest = configuration(config().qc.shortcut)
     with open_catalog(read_only=True) as cat:
         history = record_history(cat)
         evidence = verdict_counts(cat)
+        plan = plan_adoption(cat, config().qc.shortcut)
     if not history:
         typer.echo("no configuration of record yet: the first `curate qc shortcut` run sets it")
     for entry in history:
@@ -107,6 +108,10 @@ def shortcut_config_show() -> None:
     if record is not None and not same:
         typer.echo("  differs from the configuration of record in: "
                    + ("; ".join(config_changes(record.config, decisive)) or "settings not recorded"))
+        typer.echo(f"  under it, {len(plan.to_judge):,} task versions are due to be judged again (no answers "
+                   f"under it yet); {plan.carried:,} keep the verdicts of record, asked with the same prompt and "
+                   "settings")
+        _listed([f"  {task_id} v{version}: {state}, due" for task_id, version, state in plan.to_judge])
     for kept_under, n in evidence.items():
         typer.echo(f"verdicts kept under {kept_under}: {n:,}")
 

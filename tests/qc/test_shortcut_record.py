@@ -220,3 +220,53 @@ def test_the_configuration_names_its_file_and_how_it_was_found(tmp_path):
     assert first_line("--config", "../other.toml") == f"# configuration from {other} (--config)"
     assert first_line(env={"CURATE_CONFIG": str(other), "CURATE__QC__SHORTCUT__MAX_CORRECT": "1"}) == \
         f"# configuration from {other} ($CURATE_CONFIG) with CURATE__QC__SHORTCUT__MAX_CORRECT"
+
+
+def test_an_edited_prompt_rejudges_exactly_the_task_versions_asked_with_it(clustered_catalog, monkeypatch, tmp_path):
+    """The prompts' texts are part of a verdict's configuration: editing the platform prompt makes another
+    configuration, under which the label tasks keep the verdicts of record (same prompt, same settings) and
+    only the platform tasks are judged again; `qc shortcut-config show` names the change and the tasks due."""
+    from typer.testing import CliRunner
+
+    from curation.cli.base import app
+    from curation.core.config import load_config
+    from curation.qc.shortcut import prompts
+    from curation.qc.shortcut.filter import configuration, plan_adoption
+    from tests.qc.helpers import plant_task
+
+    cat = clustered_catalog
+    feeds = planted_catalog(cat)
+    plant_giveaway_pair(cat, feeds)
+    plant_task(cat, "moderation_1", feeds[3], tier="L3", subcategory="moderation", eval_type="platform",
+               instruction="举报不实视频", options=None,
+               eval_config=[{"func": "eval_report", "args": {"video_ids": 1, "expected_cat": "不实信息"}}])
+    config = load_config().qc.shortcut
+    first = filter_shortcuts(cat, config)
+    assert first["new"] == 3 and first["carried"] == 0
+    before, before_digest = configuration(config)
+
+    original = prompts.template
+
+    def edited(kind: str, language: str, style: str = "paper") -> str:
+        text = original(kind, language, style)
+        return text + "\n请只回答一个选项。" if kind == "platform" else text
+
+    monkeypatch.setattr(prompts, "template", edited)
+    after, digest = configuration(config)
+    assert digest != before_digest and after["prompts"]["label"] == before["prompts"]["label"]
+    plan = plan_adoption(cat, config)
+    assert [t for t, _, _ in plan.to_judge] == ["moderation_1"] and plan.carried == 2
+    catalog_path = cat.path
+    cat.close()
+    shown = CliRunner().invoke(app, ["--catalog", str(catalog_path), "qc", "shortcut-config", "show"])
+    assert shown.exit_code == 0, shown.output
+    old, new = before["prompts"]["platform"], after["prompts"]["platform"]
+    assert f'prompts.platform: "{old}" -> "{new}"' in shown.output
+    assert "1 task versions are due to be judged again" in shown.output and "moderation_1 v1: " in shown.output
+    with Catalog(catalog_path) as again:
+        second = filter_shortcuts(again, config)  # evidence: the record is the first configuration
+        assert (second["new"], second["carried"], second["of_record"]) == (1, 2, False)
+        third = filter_shortcuts(again, config)  # nothing left to judge under it
+        assert (third["new"], third["carried"]) == (0, 0)
+        kept = dict(again.con.execute("SELECT config_sha256, count(*) FROM shortcut_verdicts GROUP BY 1").fetchall())
+        assert kept == {before_digest: 3, digest: 3}

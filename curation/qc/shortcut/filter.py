@@ -30,6 +30,7 @@ from curation.qc.shortcut.ask import ask_all, cache_key
 from curation.qc.shortcut.inspectors import LexicalInspector, OpenAIInspector, make_inspectors
 from curation.qc.shortcut.prompts import (
     CANNOT_ANSWER,
+    PARSER_VERSION,
     UNPARSED,
     Prompt,
     build_prompt,
@@ -37,11 +38,13 @@ from curation.qc.shortcut.prompts import (
     parse_label_answer,
     parse_platform_answer,
     platform_truth,
+    prompt_hashes,
 )
 from curation.qc.shortcut.record import (
     AdoptionPlan,
     Record,
     adoption_plan,
+    carried_verdicts,
     config_digest,
     current_record,
     difference_note,
@@ -80,8 +83,11 @@ JUDGED_STATES = ("valid", "shortcut_passed", "shortcut_discarded")  # later stat
 def plan_adoption(catalog: Catalog, config: ShortcutConfig) -> AdoptionPlan:
     """What adopting `config` as the configuration of record would re-decide (nothing is written)."""
     decisive, digest = configuration(config)
-    scope = [(r["task_id"], r["version"], r["state"]) for r in in_scope(catalog, config.platform_tiers)]
-    return adoption_plan(catalog, digest, decisive, scope)
+    rows = in_scope(catalog, config.platform_tiers)
+    scope = [(r["task_id"], r["version"], r["state"]) for r in rows]
+    carried = carried_verdicts(catalog, current_record(catalog), digest, decisive,
+                               {(r["task_id"], r["version"]): r["eval_type"] for r in rows})
+    return adoption_plan(catalog, digest, decisive, scope, carried)
 
 
 def in_scope(catalog: Catalog, platform_tiers: list[str]) -> list[dict[str, Any]]:
@@ -128,9 +134,11 @@ def decide(view: TaskView, rule: str, max_correct: int) -> str:
 
 def verdict_config(config: ShortcutConfig, inspectors: list[LexicalInspector | OpenAIInspector]) -> dict[str, Any]:
     """Everything a verdict depends on besides the task: a verdict is reused only under the same. The
-    platform tiers are part of it: they decide which platform tasks are judged and which pass unjudged."""
+    platform tiers are part of it: they decide which platform tasks are judged and which pass unjudged. So are
+    the prompts' texts (their hashes) and the parser's version: an edited prompt is another configuration."""
     return {"rule": config.rule, "max_correct": config.max_correct, "language": config.language,
             "template": config.template, "robust_cannot_determine_discards": config.robust_cannot_determine_discards,
+            "prompts": prompt_hashes(config.language, config.template), "parser": PARSER_VERSION,
             "platform_tiers": sorted(config.platform_tiers),
             "inspectors": [{"name": i.name, "endpoint": i.endpoint, "model": i.model, "temperature": i.temperature,
                             "samples": i.samples, **({"margin": i.margin, "minimum": i.minimum}
@@ -250,7 +258,9 @@ def _filter_shortcuts(run: StageRun, config: ShortcutConfig, source: str, adopt:
                                   for i, spec in zip(decisive["inspectors"], config.inspectors, strict=True)])
     # A verdict, once written for a task version under a configuration, stands: only the rest is judged.
     standing = verdicts_under(catalog, digest)
-    todo = [v for v in views if (v.task_id, v.version) not in standing]
+    carried = carried_verdicts(catalog, record, digest, decisive, {(v.task_id, v.version): v.eval_type for v in views})
+    standing_now = {**carried, **standing}
+    todo = [v for v in views if (v.task_id, v.version) not in standing_now]
     cached = {k[:5]: k[5] for k in catalog.con.execute(
         "SELECT endpoint, model, prompt_sha256, sample, temperature, response FROM llm_calls").fetchall()}
     # Two tasks can share a prompt (same feed metadata, same question): ask once.
@@ -263,12 +273,17 @@ def _filter_shortcuts(run: StageRun, config: ShortcutConfig, source: str, adopt:
         "SELECT endpoint, model, prompt_sha256, sample, temperature, response FROM llm_calls").fetchall()}
     counts = run.counts
     counts.update(tasks=len(views), passed=0, discarded=0, undecided=0, new=0, moved=0, not_filtered=0, **stats,
+                  carried=0,
                   config_sha256=digest, of_record=of_record, record=record.config_sha256 if record else None)
     verdicts: dict[tuple[str, int], tuple[str, list[dict[str, Any]], bool]] = {}  # verdict, answers, judged now
     for view in views:
         key = (view.task_id, view.version)
         if key in standing:
             verdicts[key] = (standing[key]["verdict"], json.loads(standing[key]["answers"]), False)
+            continue
+        if key in carried:  # the same inputs as under the record: its verdict, written under this configuration
+            verdicts[key] = (carried[key]["verdict"], json.loads(carried[key]["answers"]), True)
+            counts["carried"] += 1
             continue
         answers = _answers(view, inspectors, cached, config.language, config.robust_cannot_determine_discards)
         if answers is None:
@@ -278,7 +293,7 @@ def _filter_shortcuts(run: StageRun, config: ShortcutConfig, source: str, adopt:
         verdicts[key] = (decide(view, config.rule, config.max_correct), answers, True)
     for verdict, _, _ in verdicts.values():
         counts["passed" if verdict == "shortcut_passed" else "discarded"] += 1
-    counts["new"] = sum(judged_now for _, _, judged_now in verdicts.values())
+    counts["new"] = sum(judged_now for _, _, judged_now in verdicts.values()) - counts["carried"]
     counts["inspectors"] = inspector_stats([answers for _, answers, _ in verdicts.values()])
     result = ShortcutRun(counts, decisive, digest, sorted(verdicts), of_record, record)
     if not of_record:

@@ -21,9 +21,21 @@ _CANNOT = re.compile(r"无法回答|不能回答|无法确定|cannot\s+(?:be\s+)
 
 
 
+PROMPT_KINDS = ("label", "platform")  # a task's eval_type names the prompt it is asked with
+# The version of what `parse_label_answer` and `parse_platform_answer` make of a reply: part of every
+# verdict's configuration, so raise it whenever a change to them can turn one reply into another answer.
+PARSER_VERSION = 1
+
+
 @cache
 def template(kind: str, language: str, style: str = "paper") -> str:
     return resource_text("prompts", f"shortcut_{kind}_{style}_{language}.txt")
+
+
+def prompt_hashes(language: str, style: str) -> dict[str, str]:
+    """The sha256 of each kind's template text: a verdict was reached with these words."""
+    return {kind: hashlib.sha256(template(kind, language, style).encode("utf-8")).hexdigest()[:16]
+            for kind in PROMPT_KINDS}
 
 
 def degraded_view(videos: list[VisibleVideo], language: str) -> str:

@@ -124,6 +124,31 @@ def verdicts_of_record(catalog: Catalog) -> dict[tuple[str, int], str]:
         """).fetchall()}
 
 
+def kinds_unchanged(before: dict[str, Any], after: dict[str, Any]) -> set[str]:
+    """The task kinds (label, platform) whose verdicts under configuration `before` hold under `after`: every
+    setting but the prompts is the same, and so is that kind's prompt. None when `before` did not record its
+    prompts (a configuration from before they were part of it)."""
+    def rest(config: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in config.items() if k != "prompts"}
+    if "prompts" not in before or "prompts" not in after or rest(before) != rest(after):
+        return set()
+    return {kind for kind, digest in after["prompts"].items() if before["prompts"].get(kind) == digest}
+
+
+def carried_verdicts(catalog: Catalog, record: Record | None, digest: str, decisive: dict[str, Any],
+                     kind_of: dict[tuple[str, int], str]) -> dict[tuple[str, int], dict[str, Any]]:
+    """Verdicts of the configuration of record that hold under configuration `digest` unchanged: those of task
+    versions (`kind_of`: their eval_type) whose prompt and every other setting are the same under both. Only
+    the others are judged again (an edited platform prompt re-judges the platform tasks, not the label ones)."""
+    if record is None or record.config_sha256 == digest:
+        return {}
+    kinds = kinds_unchanged(record.config, decisive)
+    if not kinds:
+        return {}
+    return {key: row for key, row in verdicts_under(catalog, record.config_sha256).items()
+            if kind_of.get(key) in kinds}
+
+
 def verdict_counts(catalog: Catalog) -> dict[str, int]:
     """Configuration -> how many verdicts are kept under it."""
     return dict(catalog.con.execute(
@@ -147,6 +172,7 @@ class AdoptionPlan:
     moves: list[tuple[str, int, str, str]] = field(default_factory=list)  # task, version, from, to
     unchanged: int = 0
     to_judge: list[tuple[str, int, str]] = field(default_factory=list)  # no answers under it yet
+    carried: int = 0  # verdicts of record that hold under it (the same prompt and settings)
 
     @property
     def nothing_to_adopt(self) -> bool:
@@ -162,7 +188,8 @@ class AdoptionPlan:
         return [f"adopting {self.digest} in place of {self.record.config_sha256} (from {self.record.source})"
                 + (f", which differs in {'; '.join(self.changes)}" if self.changes else ""),
                 f"{len(self.moves):,} task versions would move on the answers kept under {self.digest}, "
-                f"{self.unchanged:,} keep their state, {len(self.to_judge):,} have no answers under it yet "
+                f"{self.unchanged:,} keep their state ({self.carried:,} of them on the verdicts of record, asked "
+                f"with the same prompt and settings), {len(self.to_judge):,} have no answers under it yet "
                 "and would be judged when adopting"]
 
     def task_lines(self) -> list[str]:
@@ -171,13 +198,18 @@ class AdoptionPlan:
 
 
 def adoption_plan(catalog: Catalog, digest: str, decisive: dict[str, Any],
-                  scope: list[tuple[str, int, str]]) -> AdoptionPlan:
-    """`scope`: the task versions (id, version, state) a run of the filter judges."""
+                  scope: list[tuple[str, int, str]],
+                  carried: dict[tuple[str, int], dict[str, Any]] | None = None) -> AdoptionPlan:
+    """`scope`: the task versions (id, version, state) a run of the filter judges; `carried`: the verdicts of
+    record that hold under the configuration (`carried_verdicts`)."""
     record = current_record(catalog)
     plan = AdoptionPlan(digest, record, config_changes(record.config, decisive) if record and record.config else [])
     kept = verdicts_under(catalog, digest)
     for task_id, version, state in scope:
         verdict = kept.get((task_id, version))
+        if verdict is None and carried and (task_id, version) in carried:
+            verdict = carried[(task_id, version)]
+            plan.carried += 1
         if verdict is None:
             plan.to_judge.append((task_id, version, state))
         elif verdict["verdict"] != state:
