@@ -29,6 +29,7 @@ from curation.tasks.runner_format import load_runner_dir
 from tests.core.contract import run_traced
 from tests.labelstudio import login
 from tests.qc.helpers import planted_catalog
+from tests.release.helpers import load_release
 
 pytestmark = pytest.mark.servers
 
@@ -331,20 +332,19 @@ def test_blind_review_escalation_adjudication_and_a_revision_going_round_again(q
     assert total["revised_after_review"] == pytest.approx(1 / 5)
 
     # the end of the pipeline: what finished QC is released, and loads as a benchmark user loads it
-    from datasets import load_dataset
 
     with Catalog(path) as cat:
         built = build_release(cat, "1.0.0", replace(CONFIG.release, dir=str(path.parent / "releases")))
     finished = {same_label, same_platform, other_platform, other_label}
     assert built.configs == ["all", "l1_gui_action", "l2_cross_source_understanding"]
-    rows = load_dataset(str(built.folder), "all", split="test")
+    rows = load_release(built.folder, "all")
     assert set(rows["task_id"]) == finished
     by_id = {r["task_id"]: r for r in rows}
     assert by_id[other_platform]["task_version"] == 2 and by_id[other_label]["qc"]["decision"] == "keep"
     assert by_id[same_label]["qc"]["review_outcome"] == "reviewed_ok" and by_id[same_label]["answer"] == "B"
     assert by_id[same_label]["reviewer_id"].startswith("annotator-") and by_id[same_label]["author_id"] != \
         by_id[same_label]["reviewer_id"]
-    l1 = load_dataset(str(built.folder), "l1_gui_action", split="test")
+    l1 = load_release(built.folder, "l1_gui_action")
     assert set(l1["task_id"]) == {same_platform, other_platform}
     runner = load_runner_dir(built.folder / "livingscreen")
     assert {t["task_id"] for t in runner} == finished and not [

@@ -44,3 +44,11 @@ def reviewed_catalog(cat: Catalog) -> list[str]:
     finish_qc(cat, "feature_analysis_2", end="kept")
     finish_qc(cat, "event_association_1", end="deleted")
     return feeds
+
+
+def load_release(folder, config: str):
+    """`datasets.load_dataset` of a built release folder with a cache of the test's own: the shared cache keys a
+    local folder by its name and config, so a release rebuilt under the same name would be read stale from it."""
+    from datasets import load_dataset
+
+    return load_dataset(str(folder), config, split="test", cache_dir=str(folder.parent / "hf-datasets-cache"))

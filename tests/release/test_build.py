@@ -21,13 +21,12 @@ from curation.tasks.runner_format import load_runner_dir
 from tests.conftest import ROOT
 from tests.core.contract import run_traced
 from tests.qc.helpers import finish_qc, plant_task
-from tests.release.helpers import reviewed_catalog, settings
+from tests.release.helpers import load_release, reviewed_catalog, settings
 
 RELEASED = {"gui_like_1", "feature_analysis_1", "feature_analysis_2", "moderation_1"}
 
 
 def test_a_release_loads_with_datasets_runs_with_the_runner_and_names_nobody(clustered_catalog, tmp_path):
-    from datasets import load_dataset
     from huggingface_hub import DatasetCard
 
     cat = clustered_catalog
@@ -46,9 +45,9 @@ def test_a_release_loads_with_datasets_runs_with_the_runner_and_names_nobody(clu
     expected = {"all": RELEASED, "l1_gui_action": {"gui_like_1"}, "l3_close_end_application": {"moderation_1"},
                 "l2_cross_source_understanding": {"feature_analysis_1", "feature_analysis_2"}}
     for config, ids in expected.items():
-        rows = load_dataset(str(folder), config, split="test")
+        rows = load_release(folder, config)
         assert set(rows["task_id"]) == ids, config
-    l2 = {r["task_id"]: r for r in load_dataset(str(folder), "l2_cross_source_understanding", split="test")}
+    l2 = {r["task_id"]: r for r in load_release(folder, "l2_cross_source_understanding")}
     assert l2["feature_analysis_1"]["answer"] == "B" and l2["feature_analysis_1"]["options"][1] == {
         "label": "B", "text": "两种"}
     assert l2["feature_analysis_2"]["qc"]["review_outcome"] is None  # planted, not reviewed through the tool
@@ -103,10 +102,9 @@ def test_rebuilds_are_byte_identical_never_overwrite_and_versions_move_as_semver
         build_release(cat, "1.0.0", settings(tmp_path / "c"))
     minor = build_release(cat, "1.1.0", settings(tmp_path / "a"))
     assert minor.parent == "1.0.0" and minor.configs[-1] == "v1_0_0_to_v1_1_0"
-    from datasets import load_dataset
 
-    assert load_dataset(str(minor.folder), "v1_0_0_to_v1_1_0", split="test")["task_id"] == ["gui_collect_1"]
-    assert len(load_dataset(str(minor.folder), "all", split="test")) == 5
+    assert load_release(minor.folder, "v1_0_0_to_v1_1_0")["task_id"] == ["gui_collect_1"]
+    assert len(load_release(minor.folder, "all")) == 5
 
     # the group revised a task: a new version with new wording, reviewed again
     plant_task(cat, "moderation_1", feeds[3], tier="L3", subcategory="moderation", eval_type="platform",
