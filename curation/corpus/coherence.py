@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from curation.core.catalog import Catalog
-from curation.corpus.quality import label_columns
+from curation.corpus.quality import labelled_videos
 
 
 @dataclass(frozen=True)
@@ -33,13 +33,10 @@ def human_labels(catalog: Catalog, video_ids: list[str]) -> dict[str, dict[str, 
     video of the labelled sources once (a filter on a million ids would cost more than the read)."""
     wanted = set(video_ids)
     out: dict[str, dict[str, str]] = {}
-    for source, columns in label_columns(catalog).items():
-        for column in columns:
-            for video_id, value in catalog.con.execute(
-                    "SELECT video_id, json_extract_string(extra, '$.\"' || ? || '\"') FROM videos "
-                    "WHERE source = ?", [column, source]).fetchall():
-                if value not in (None, "") and video_id in wanted:
-                    out.setdefault(video_id, {})[column] = value
+    for (_, column), rows in labelled_videos(catalog).items():
+        for video_id, value in rows:
+            if video_id in wanted:
+                out.setdefault(video_id, {})[column] = value
     return out
 
 

@@ -86,17 +86,25 @@ def label_columns(catalog: Catalog) -> dict[str, list[str]]:
     return columns
 
 
-def human_label_agreement(catalog: Catalog, label_of: dict[str, int]) -> list[Agreement]:
-    """One `Agreement` per label column that at least two clustered videos carry."""
-    out = []
+def labelled_videos(catalog: Catalog) -> dict[tuple[str, str], list[tuple[str, str]]]:
+    """(source, label column) -> [(video id, value)] of every video that carries that label, by video id."""
+    out: dict[tuple[str, str], list[tuple[str, str]]] = {}
     for source, labels in label_columns(catalog).items():
         for label in labels:
             rows = catalog.con.execute(
                 "SELECT video_id, json_extract_string(extra, '$.\"' || ? || '\"') FROM videos "
                 "WHERE source = ? ORDER BY video_id", [label, source]).fetchall()
-            pairs = [(t, label_of[v]) for v, t in rows if t not in (None, "") and v in label_of]
-            if len(pairs) > 1:
-                out.append(agreement(source, label, [t for t, _ in pairs], np.array([c for _, c in pairs])))
+            out[(source, label)] = [(v, t) for v, t in rows if t not in (None, "")]
+    return out
+
+
+def human_label_agreement(catalog: Catalog, label_of: dict[str, int]) -> list[Agreement]:
+    """One `Agreement` per label column that at least two clustered videos carry."""
+    out = []
+    for (source, label), rows in labelled_videos(catalog).items():
+        pairs = [(t, label_of[v]) for v, t in rows if v in label_of]
+        if len(pairs) > 1:
+            out.append(agreement(source, label, [t for t, _ in pairs], np.array([c for _, c in pairs])))
     return out
 
 
