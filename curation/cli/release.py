@@ -34,6 +34,7 @@ def release_build(
     """Freeze the tasks that finished QC into vX.Y.Z: parquet configs, runner JSON, card, changelog, manifest.
     Every task is judged by the task rules first: an error refuses the build unless --exclude-invalid."""
     from curation.release.build import build_release
+    from curation.release.facts import summary_line
 
     with open_catalog() as cat:
         built = build_release(cat, version, config().release, parent, out, with_media, repo,
@@ -50,6 +51,8 @@ def release_build(
     if built.diff.excluded:
         typer.echo(f"  left out: {len(built.diff.excluded)} tasks fail the task rules: "
                    + ", ".join(sorted(built.diff.excluded)) + " (CHANGELOG.md says why)")
+    if built.facts is not None:
+        typer.echo(f"  QC: {summary_line(built.facts)}")
     typer.echo(f"  report: {built.report}")
 
 

@@ -271,7 +271,9 @@ class ReleaseConfig:
     language: list[str] = field(default_factory=lambda: ["zh", "en"])
     task_categories: list[str] = field(default_factory=lambda: ["video-text-to-text", "visual-question-answering"])
     tags: list[str] = field(default_factory=lambda: ["gui-agent", "short-video", "benchmark", "livingscreen"])
-    homepage: str = "https://github.com/BITHLP/LivingScreen"
+    homepage: str = field(default="", metadata=_help(
+        "the team's page for this dataset (the card's Repository line, Croissant's sameAs); '' = not stated: "
+        "nothing is claimed for the team, and no upstream project is credited in its place"))
     citation: str = field(default="", metadata=_help(
         "BibTeX for the card's citation section; '' = the LivingScreen paper (curation/release/card_text.py)"))
     license_name: str = field(default="livingscreen-tasks", metadata=_help(

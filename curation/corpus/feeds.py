@@ -39,6 +39,8 @@ from curation.corpus.reduce import similarity_space
 from curation.env.profile import default_profile
 
 SIMILARITY_SAMPLE = 2048  # candidates whose similarities set a cluster's distractor threshold
+# the `cluster_run` of a feed that came with an imported release: no cluster of this catalog built it
+CARRIED_IN = "imported"
 
 
 @dataclass

@@ -27,6 +27,8 @@ from typing import Any
 
 from curation.core.catalog import Catalog
 from curation.core.stage import StageRun, stage
+from curation.qc.shortcut.prompts import read_by_some_inspector
+from curation.qc.shortcut.record import verdicts_in_force
 from curation.reports import page, write
 from curation.tasks.lifecycle import RELEASED_STATES, inherited_tasks, latest_states
 
@@ -45,6 +47,7 @@ PATH = (("authored_here", "authored here"), ("imported", "imported from a releas
         ("revised", "revised (the new version counts where it is now)"),
         ("went_through_review", "went through review (any version)"),
         ("not_filtered", "passed on without the filter (platform tiers outside it)"),
+        ("unread", "passed the filter unjudged: no inspector could read it"),
         ("retired", "ids retired by a rename (counted under the new id)"))
 _FLOW = ("validated", "through_filter", "passed_filter", "reviewed", "sent_to_group", "decided")
 # How far along the flow each end state stands (how many of _FLOW it has passed). `revised` and `retired`
@@ -64,6 +67,7 @@ def task_outcomes(catalog: Catalog) -> list[dict[str, Any]]:
     """One row per task (its latest version): its current state, the end-state cell and the stages it
     counts in, and what its path holds (origin, revised, reviewed, not filtered)."""
     inherited = inherited_tasks(catalog)
+    verdicts = verdicts_in_force(catalog)
     facts = {r["task_id"]: r for r in catalog.rows("""
         WITH path AS (
             SELECT task_id, bool_or(to_state = 'revised') AS revised,
@@ -95,8 +99,14 @@ def task_outcomes(catalog: Catalog) -> list[dict[str, Any]]:
                      "end_state": end, "stages": stages, "revised": fact["revised"],
                      "went_through_review": fact["went_through_review"],
                      "not_filtered": fact["not_filtered"] and "passed_filter" in stages,
+                     "unread": "passed_filter" in stages and not fact["not_filtered"] and _unread(
+                         verdicts.get((task["task_id"], task["version"]))),
                      "inherited_from": inherited.get(task["task_id"])})
     return rows
+
+
+def _unread(verdict: dict[str, Any] | None) -> bool:
+    return verdict is not None and not read_by_some_inspector(verdict["answers"])
 
 
 def retired_ids(catalog: Catalog) -> list[dict[str, Any]]:
@@ -124,14 +134,15 @@ def count_cells(tasks: list[dict[str, Any]], retired: int = 0) -> dict[str, Any]
         for name in task["stages"]:
             cells[name] += 1
         cells["authored_here" if task["origin"] != "imported" else "imported"] += 1
-        for name in ("revised", "went_through_review", "not_filtered"):
+        for name in ("revised", "went_through_review", "not_filtered", "unread"):
             cells[name] += bool(task[name])
     cells["retired"] = retired
     end_sum = sum(cells[key] for key, _ in END_STATES)
-    judged = cells["through_filter"] - cells["not_filtered"]
+    # judged: through the filter, with a verdict some inspector could read
+    judged = cells["through_filter"] - cells["not_filtered"] - cells["unread"]
+    kept = cells["passed_filter"] - cells["not_filtered"] - cells["unread"]
     return cells | {"end_state_sum": end_sum, "adds_up": end_sum == cells["tasks"], "unshown": dict(unshown),
-                    "judged_by_filter": judged, "kept_by_filter": cells["passed_filter"] - cells["not_filtered"],
-                    "shortcut_retained": _rate(cells["passed_filter"] - cells["not_filtered"], judged),
+                    "judged_by_filter": judged, "kept_by_filter": kept, "shortcut_retained": _rate(kept, judged),
                     "deleted_after_review": _rate(cells["deleted"], cells["went_through_review"]),
                     "revised_after_review": _rate(cells["revised"], cells["went_through_review"])}
 

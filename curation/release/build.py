@@ -30,9 +30,9 @@ from curation.corpus.playable import rule_context
 from curation.env.profile import accepted_ungradable, default_profile
 from curation.qc.funnel import compute_funnel
 from curation.release.card import data_path, render_card
-from curation.release.card_facts import card_facts, qc_ran
 from curation.release.contents import CONFIGS, ReleaseContents, gather, released_task_rows, sha256_of, shipped_elements
 from curation.release.croissant import write_croissant
+from curation.release.facts import ReleaseFacts, release_facts
 from curation.release.health import (
     HealthLimits,
     has_baseline,
@@ -178,6 +178,7 @@ class BuiltRelease(RunResult):
     diff: Diff | None = None
     configs: list[str] = field(default_factory=list)
     report: Path | None = None  # release-vX.Y.Z.html, when asked for
+    facts: ReleaseFacts | None = None
 
 
 @stage("release-build", command="curate release build --version X.Y.Z [--parent X.Y.Z]",
@@ -258,10 +259,11 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
                                          encoding="utf-8")
     (partial / "health.svg").write_text(health_svg(health), encoding="utf-8")
     # one reading of what ran for these tasks, for the card and (through the manifest) the Croissant RAI fields
-    facts = card_facts(catalog, contents.tasks, contents.videos, ratio_range=(feeds or FeedsConfig()).ratio_range)
-    (partial / "README.md").write_text(render_card(settings, str(target), repo, configs, contents.tasks,
-                                                   contents.videos, qc, parent, health_table_markdown(health),
-                                                   facts=facts, with_media=with_media,
+    facts = release_facts(catalog, contents.tasks, contents.videos, qc["all"],
+                          ratio_range=(feeds or FeedsConfig()).ratio_range)
+    result.facts = facts
+    (partial / "README.md").write_text(render_card(settings, str(target), repo, configs, contents.tasks, qc, parent,
+                                                   facts, health_table_markdown(health), with_media=with_media,
                                                    baseline=has_baseline(health)), encoding="utf-8")
     (partial / "CHANGELOG.md").write_text(changelog(str(target), parent, diff), encoding="utf-8")
     if with_media:
@@ -274,7 +276,7 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
     profile = default_profile()
     body = {"version": str(target), "parent": parent, "toolkit_version": __version__,
             "content_sha256": content_sha, "counts": counts, "catalog_runs": contents.run_ids,
-            "qc": qc["all"], "qc_ran": qc_ran(facts), "configs": configs,
+            "qc": qc["all"], "facts": facts.as_json(), "configs": configs,
             # what the team stated when it was built (publish refuses a release that lacks one)
             "stated": {"annotations_license": settings.annotations_license.strip() or None,
                        "contact": settings.contact.strip() or None, "repo": repo,

@@ -16,7 +16,6 @@ from curation import __version__
 from curation.core.config import ReleaseConfig
 from curation.core.sources import SOURCES
 from curation.qc.funnel import END_STATES, PAPER, PATH, STAGES, check_line, paper_rates, percent
-from curation.release.card_facts import NOT_SEEN, SEEN, CardFacts
 from curation.release.card_text import (
     DIRECT_USE,
     FUNCS,
@@ -29,6 +28,7 @@ from curation.release.card_text import (
     sensitive,
 )
 from curation.release.contents import CONFIGS
+from curation.release.facts import NOT_SEEN, SEEN, ReleaseFacts, inspectors_phrase, plural
 
 SPLIT = "test"
 SOURCE_TERMS = {name: spec.terms for name, spec in SOURCES.items()}  # curation/resources/sources.toml
@@ -41,27 +41,37 @@ LICENCE_NOT_STATED = ("The annotations' licence is not stated: the team sets it 
 CONTACT_NOT_STATED = "Not stated: the team sets a contact (`[release] contact`) before the release is published."
 
 
-def annotators_line(people: tuple[int, int], facts: CardFacts | None) -> str:
-    inherited = sum(facts.inherited.values()) if facts else 0
-    if not any(people):
+def annotators_line(facts: ReleaseFacts) -> str:
+    inherited = sum(facts.inherited.values())
+    if not facts.here:
         return ("Nobody here: every task was inherited from another release (Annotation process), written and "
-                "checked by that release's annotators." if inherited else "No author or reviewer is recorded.")
-    return (f"{people[0]} task authors and {people[1]} reviewers, named here only by stable pseudonyms"
-            + (f"; {inherited} further tasks were inherited from another release." if inherited else "."))
+                "checked by that release's annotators.")
+    if not (facts.authors or facts.reviewers):
+        return f"No author or reviewer is recorded for the {plural(facts.here, 'task')} written here."
+    return (f"{plural(facts.authors, 'task author')} of the {plural(facts.here, 'task')} written here and "
+            f"{plural(facts.reviewers, 'reviewer')}, named here only by stable pseudonyms"
+            + (f"; {plural(inherited, 'further task')} inherited from another release." if inherited else "."))
 
 
-def collection_line(facts: CardFacts | None, n_tasks: int) -> str:
-    """How the feeds came about, for the tasks this release holds: built here by clustering only for tasks written
-    here; inherited ones came with the feeds the release they came from shipped."""
-    inherited = facts.inherited if facts is not None else Counter()
-    here = n_tasks - sum(inherited.values())
-    parts = ["Videos and their metadata come from public research data sets."]
-    if here:
-        parts.append(f"For the {here} tasks written here, keyword sets were clustered, and each feed joins one anchor "
-                     "cluster with unrelated distractor videos (50% to 200% as many), shuffled; authors could "
-                     "reorder, remove or swap videos so that the feed supports their question.")
-    parts += [f"{n} tasks came with the feeds of the release they were inherited from ({why}); this toolkit did not "
-              "build those feeds." for why, n in sorted(inherited.items())]
+def sources_phrase(facts: ReleaseFacts) -> str:
+    return f"{plural(len(facts.sources), 'source')} (" + ", ".join(
+        f"{s} {n}" for s, n in facts.sources.items()) + ")"
+
+
+def collection_line(facts: ReleaseFacts) -> str:
+    """How the feeds came about: built here from clusters, or carried in with an imported release."""
+    parts = [f"The {plural(facts.videos, 'video')} and their metadata come from {sources_phrase(facts)}."]
+    if facts.on_built_feeds:
+        ratios = (f" ({facts.built_ratios[0]:.0%} to {facts.built_ratios[1]:.0%} as many as the anchor videos)"
+                  if facts.built_ratios else "")
+        models = f"embedded with {', '.join(facts.cluster_models)} and " if facts.cluster_models else ""
+        parts.append(f"{plural(facts.on_built_feeds, 'task', 'is/are')} played on feeds this toolkit built: "
+                     f"keyword sets were {models}clustered, and each feed joins one anchor cluster with unrelated "
+                     f"distractor videos{ratios}, shuffled; authors could reorder, remove or swap videos so that "
+                     "the feed supports their question.")
+    if facts.on_carried_feeds:
+        parts.append(f"{plural(facts.on_carried_feeds, 'task', 'is/are')} played on feeds that came with an imported "
+                     "release; this toolkit did not build those feeds.")
     return " ".join(parts)
 
 
@@ -105,22 +115,16 @@ def example_row(tasks: list[dict[str, Any]]) -> dict[str, Any]:
     return next((t for t in tasks if t["eval_type"] == "label"), tasks[0])
 
 
-def qc_lines(facts: CardFacts | None, tasks: list[dict[str, Any]], total: dict[str, Any]) -> list[str]:
-    inherited = facts.inherited if facts is not None else Counter(
-        t["qc"]["inherited_from"] for t in tasks if t["qc"].get("inherited_from"))
-    reviewed = len(tasks) - sum(inherited.values())
+def qc_lines(facts: ReleaseFacts, total: dict[str, Any]) -> list[str]:
     lines = ["Every shipped task passes the task rules of the toolkit that built this release (checked when it "
              "was built).", ""]
-    if facts is not None and facts.reviewed:
-        lines += [f"{facts.reviewed} tasks went through this team's QC review: {facts.blind_reviews} with a blind "
-                  f"review by a second annotator recorded in the catalog, {facts.group_decisions} decided by the "
-                  "group after an escalation.", ""]
-    elif facts is None and reviewed:
-        lines += [f"{reviewed} tasks went through this team's QC.", ""]
-    lines += [f"{n} tasks were inherited and kept as published, without a second review here ({why})." for why, n in
-              sorted(inherited.items())] + ([""] if inherited else [])
-    if facts is not None:
-        lines += shortcut_lines(facts)
+    if facts.reviewed:
+        lines += [f"{plural(facts.reviewed, 'task')} went through this team's QC review: {facts.blind_reviews} with "
+                  f"a blind review by a second annotator recorded in the catalog, {facts.group_decisions} decided "
+                  "by the group after an escalation.", ""]
+    lines += [f"{plural(n, 'task', 'was/were')} inherited and kept as published, without a second review here ({why})."
+              for why, n in facts.inherited.items()] + ([""] if facts.inherited else [])
+    lines += shortcut_lines(facts)
     lines += ["The QC funnel of every task the catalog holds (tasks that did not make it into a release "
               "included), each counted once by its latest version, in its current state:", "",
               "| end state | tasks |", "|---|---|"]
@@ -137,48 +141,64 @@ def qc_lines(facts: CardFacts | None, tasks: list[dict[str, Any]], total: dict[s
     return lines
 
 
-def shortcut_lines(facts: CardFacts) -> list[str]:
-    if not facts.judged:
+def shortcut_lines(facts: ReleaseFacts) -> list[str]:
+    why_not = "; ".join(f"{n} tasks, {why}" for why, n in facts.not_judged.items())
+    if not (facts.judged or facts.unread):
         return ["No shipped task has a shortcut-filter verdict on record: the metadata-only filter did not judge "
-                "this release's tasks (" + "; ".join(f"{n}: {why}" for why, n in sorted(facts.not_judged.items()))
-                + ").", ""]
-    lines = [f"Shortcut filter: {facts.judged} of the {facts.tasks} shipped tasks were judged by inspectors that saw "
-             f"only the {SEEN} ({NOT_SEEN})"
-             + (f"; {facts.videos_without_metadata} of the release's videos have no metadata, so they showed as "
-                "blanks" if facts.videos_without_metadata else "") + ". Per inspector, over those tasks:", "",
-             "| inspector | model | prompt | answered | of which right | abstained | no readable answer | "
-             "could not read the task |", "|---|---|---|---|---|---|---|---|"]
-    lines += [f"| {i.name} | {i.model} | {', '.join(sorted(i.views))} | {i.decided} | {i.right} | {i.abstained} | "
-              f"{i.unreadable} | {i.not_seen} |" for i in sorted(facts.inspectors.values(), key=lambda i: i.name)]
+                f"this release's tasks ({why_not}).", ""]
+    lines = [f"Shortcut filter: {facts.judged} of the {facts.tasks} shipped tasks were judged by "
+             f"{inspectors_phrase(facts)}, shown only the {SEEN} ({NOT_SEEN})"
+             + (f"; {facts.without_metadata} of the release's {facts.videos} videos have no public metadata, so "
+                "they showed as blanks" if facts.without_metadata else "") + "."
+             if facts.judged else "Shortcut filter: no shipped task was judged."]
+    if facts.unread:
+        lines[0] += (f" {plural(facts.unread, 'task', 'has/have')} a verdict no inspector could read (the lexical "
+                     "inspector reads multiple-choice tasks only): passed unjudged.")
+    if len(facts.configurations) > 1:
+        lines[0] += (f" The verdicts were given under {len(facts.configurations)} filter configurations (settings, "
+                     "prompts or models differ): " + ", ".join(f"{n} tasks under `{c}`" for c, n in
+                                                               facts.configurations.items()) + ".")
+    lines += ["", "Per inspector, over the tasks with a verdict:", "",
+              "| inspector | model | prompt | answered | of which right | abstained | no readable answer | "
+              "could not read the task |", "|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {i.name} | {i.model if i.is_model else 'none (built in)'} | {', '.join(i.views)} | {i.decided} | "
+              f"{i.right} | {i.abstained} | {i.unreadable} | {i.not_seen} |" for i in facts.inspectors]
     lines += [""]
     if facts.not_judged:
-        lines += ["Not judged by the filter: " + "; ".join(f"{n} tasks, {why}" for why, n in
-                                                           sorted(facts.not_judged.items())) + ".", ""]
+        lines += [f"Not judged by the filter: {why_not}.", ""]
     return lines
 
 
-def drift_warning(facts: CardFacts | None) -> list[str]:
+def drift_warning(facts: ReleaseFacts) -> list[str]:
     """The tasks whose feed, as the annotator edited it, left the distractor ratio range (`feeds drift`)."""
-    if facts is None or not facts.drifted:
+    if not facts.drifted:
         return []
     lo, hi = facts.ratio_range
     shown = ", ".join(f"{t} ({'no anchor video left' if r is None else f'{r:.2f}'})" for t, r in facts.drifted)
-    return [f"Warning: {len(facts.drifted)} tasks are played on a feed whose distractor ratio left [{lo}, {hi}] "
-            f"after its annotator's edits (distractors per anchor video): {shown}."]
+    return [f"Warning: {plural(len(facts.drifted), 'task', 'is/are')} played on a feed whose distractor ratio left "
+            f"[{lo}, {hi}] after its annotator's edits (distractors per anchor video): {shown}."]
+
+
+def limitations(facts: ReleaseFacts, baseline: bool) -> list[str]:
+    """The known limits that hold for this release: a limit of a check only where the check ran."""
+    out = [LIMITATIONS["sources"], LIMITATIONS["chance"].format(
+        baseline=" and a metadata-only baseline" if baseline else "")]
+    if facts.judged:
+        out.append(LIMITATIONS["shortcut"])
+    if facts.blind_reviews:
+        out.append(LIMITATIONS["review"])
+    if facts.inherited:
+        out.append(LIMITATIONS["inherited"])
+    return out + [LIMITATIONS["judgement"]]
 
 
 def render_card(settings: ReleaseConfig, version: str, repo: str | None, configs: list[str],
-                tasks: list[dict[str, Any]], videos: list[dict[str, Any]], qc: dict[str, Any],
-                parent: str | None, health: str | None = None, facts: CardFacts | None = None,
-                with_media: bool = False, baseline: bool = False) -> str:
+                tasks: list[dict[str, Any]], qc: dict[str, Any], parent: str | None, facts: ReleaseFacts,
+                health: str | None = None, with_media: bool = False, baseline: bool = False) -> str:
     """`health`: the health table (markdown); `baseline`: whether it has a metadata-only baseline column
     (`health.has_baseline`), which the limitations then mention."""
     meta = yaml.safe_dump(front_matter(settings, configs, len(tasks)), sort_keys=False, allow_unicode=True)
     by_sub = Counter((t["tier"], t["subcategory"]) for t in tasks)
-    by_tier = Counter(t["tier"] for t in tasks)
-    sources = Counter(v["source"] for v in videos)
-    people = len({t["author_id"] for t in tasks if t["author_id"]}), len({t["reviewer_id"] for t in tasks
-                                                                          if t["reviewer_id"]})
     lines = [f"---\n{meta}---", "", f"# {settings.pretty_name} v{version}", "",
              "Tasks for GUI agents on a short-video app whose screen keeps playing while the agent thinks "
              "(LivingScreen). Each task is an instruction over a feed of short videos, graded either by a "
@@ -189,11 +209,12 @@ def render_card(settings: ReleaseConfig, version: str, repo: str | None, configs
                   + (f" The config `{configs[-1]}` holds only the tasks added since." if "_to_" in configs[-1] else ""),
                   ""]
     lines += ["## Dataset Details", "", "### Dataset Description", "",
-              f"{len(tasks)} tasks (" + ", ".join(f"{t} {n}" for t, n in sorted(by_tier.items())) + f") over "
-              f"{len(videos)} videos from {len(sources)} sources, in {len(configs)} configs; languages: "
-              f"{', '.join(settings.language)}.", "", "## Licence", "",
+              f"{plural(facts.tasks, 'task')} (" + ", ".join(f"{t} {n}" for t, n in facts.tiers.items()) + ") over "
+              f"{plural(facts.videos, 'video')} from {sources_phrase(facts)}, in {plural(len(configs), 'config')}; "
+              f"languages: {', '.join(settings.language)}.", "", "## Licence", "",
               licence_text(settings), "", "### Dataset Sources", "",
-              f"- Repository: {settings.homepage}", "- Paper: https://arxiv.org/abs/2606.04701", "",
+              f"- Repository: {settings.homepage or 'not stated (`[release] homepage`)'}",
+              "- Paper: https://arxiv.org/abs/2606.04701", "",
               "## Uses", "", "### Direct Use", "", *_bullets(DIRECT_USE),
               "```python", "from datasets import load_dataset", "",
               *([f'tasks = load_dataset("{repo}", "l2_cross_source_understanding",',
@@ -230,37 +251,39 @@ def render_card(settings: ReleaseConfig, version: str, repo: str | None, configs
               "app the screen moves on its own and the agent chooses what to watch, so these tasks need both: "
               "finding, watching and acting on videos inside a realistic feed.", "",
               "### Source Data", "", "#### Data Collection and Processing", "",
-              collection_line(facts, len(tasks)), "", "#### Who are the source data producers?", "",
+              collection_line(facts), "", "#### Who are the source data producers?", "",
               "The uploaders of the videos on Chinese short-video platforms, as collected by the source data sets:",
               "", "| source | videos | terms | how to obtain the videos |", "|---|---|---|---|"]
     lines += [f"| {s} | {n} | {SOURCE_TERMS.get(s, 'not recorded here').split(': ', 1)[-1]} | "
-              f"{OBTAIN.get(s, 'not recorded here')} |" for s, n in sorted(sources.items())]
+              f"{OBTAIN.get(s, 'not recorded here')} |" for s, n in facts.sources.items()]
     lines += ["", "A video id is `<source>/<native id>`; the native id names the video in its source. "
               + ("This release includes the normalised video files under `media/`, named by video id."
                  if with_media else "Video files are not included in this release."), "",
               "### Annotations", "", "#### Annotation process", "",
-              *qc_lines(facts, tasks, qc.get("all", {})),
+              *qc_lines(facts, qc.get("all", {})),
               *(["Release health:", "", "![Correct answer letters per tier](health.svg)", "", health, ""]
                 if health else []),
               "#### Who are the annotators?", "",
-              annotators_line(people, facts), "",
+              annotators_line(facts), "",
               "#### Personal and Sensitive Information", "",
-              *_bullets(sensitive(set(sources), {t["subcategory"] for t in tasks})),
+              *_bullets(sensitive(set(facts.sources), {t["subcategory"] for t in tasks})),
               "## Bias, Risks, and Limitations", "",
-              *_bullets([line.format(baseline=" and a metadata-only baseline" if baseline else "")
-                         for line in LIMITATIONS] + drift_warning(facts)),
+              *_bullets(limitations(facts, baseline) + drift_warning(facts)),
               "### Recommendations", "",
               *_bullets([line.format(baselines=" and metadata-only baselines" if baseline else " success rates",
                                      check=f"`curate release verify v{version} --remote --repo {repo}`" if repo
                                      else f"`curate release verify v{version}`")
                          for line in RECOMMENDATIONS]),
               "## Citation", "", "```bibtex", settings.citation.strip() or PAPER_BIBTEX, "```", "",
-              "## Glossary", "", *_bullets([f"**{k}**: {v}" for k, v in GLOSSARY.items()]),
+              "## Glossary", "", *_bullets([f"**{k}**: {v.format(lo=facts.ratio_range[0], hi=facts.ratio_range[1])}"
+                                            for k, v in GLOSSARY.items()]),
               "## More Information", "",
               "`CHANGELOG.md` lists what changed against the parent release; `manifest.json` the sha256 of every "
               "file; `croissant.json` the Croissant metadata; `health.json` the release health.", "",
               "## Dataset Card Authors", "",
-              f"Written by the LivingScreen curation toolkit {__version__} from its catalog, for the maintainers "
-              f"at {settings.homepage}.", "", "## Dataset Card Contact", "",
+              f"Written by the LivingScreen curation toolkit {__version__} from its catalog"
+              + (f", for the team at {settings.homepage}." if settings.homepage else
+                 "; the team that made this release has not stated its homepage (`[release] homepage`)."), "",
+              "## Dataset Card Contact", "",
               settings.contact or CONTACT_NOT_STATED, ""]
     return "\n".join(lines)

@@ -39,20 +39,20 @@ OUT_OF_SCOPE = [
     "controls, and the answers assume the runner's environment.",
 ]
 
-LIMITATIONS = [
-    "The videos and their text are Chinese short-video content from a few public research data sets; topics, "
-    "language and platform conventions are those of the sources and the years they were collected, not of "
-    "short-video platforms in general.",
-    "Multiple-choice tasks can be passed by chance; the release health table gives the chance success rate per "
-    "tier{baseline}, against which agents should be compared.",
-    "The shortcut filter shows an inspector only the feed's text (Annotation process); passing it means that "
-    "inspector could not solve the task from that text, not that the video is needed. Tasks it did not judge "
-    "are counted there.",
-    "A task reviewed here had one reviewer besides its author; inherited tasks kept their original QC and were "
-    "checked here only by the task rules.",
-    "Preference-simulation and moderation tasks involve judgement; their answers follow the authors' reading "
-    "of the instruction.",
-]
+LIMITATIONS = {
+    "sources": "The videos and their text are Chinese short-video content from a few public research data sets; "
+               "topics, language and platform conventions are those of the sources and the years they were "
+               "collected, not of short-video platforms in general.",
+    "chance": "Multiple-choice tasks can be passed by chance; the release health table gives the chance success "
+              "rate per tier{baseline}, against which agents should be compared.",
+    "shortcut": "The shortcut filter shows an inspector only the feed's text (Annotation process); passing it means "
+                "that inspector could not solve the task from that text, not that the video is needed. Tasks it "
+                "did not judge are counted there.",
+    "review": "A task reviewed here had one reviewer besides its author.",
+    "inherited": "Inherited tasks kept their original QC and were checked here only by the task rules.",
+    "judgement": "Preference-simulation and moderation tasks involve judgement; their answers follow the authors' "
+                 "reading of the instruction.",
+}
 
 def sensitive(sources: set[str], subcategories: set[str]) -> list[str]:
     """What a viewer of these feeds should be warned of, for the sources and sub-categories shipped."""
@@ -78,7 +78,7 @@ RECOMMENDATIONS = [
 GLOSSARY = {
     "feed": "the ordered list of videos the app shows for a task (`video_feed`)",
     "anchor / distractor videos": "the videos of the cluster a feed was built around, and the unrelated videos "
-                                  "mixed in (50% to 200% as many) to make the feed realistic",
+                                  "mixed in ({lo:.0%} to {hi:.0%} as many) to make the feed realistic",
     "tier": "L1 GUI actions, L2 cross-source understanding, L3 closed-loop applications",
     "SR": "success rate: the answer matches (L2), or the app's final state passes every check (L1, L3)",
     "NS / WR": "number of tool calls per episode / share of the feed's runtime the agent watched",

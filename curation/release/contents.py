@@ -13,6 +13,7 @@ from typing import Any
 
 from curation.core.catalog import Catalog, now
 from curation.corpus.visible import load_visible
+from curation.qc.shortcut.record import verdicts_in_force
 from curation.tasks.lifecycle import RELEASED_STATES, inherited_tasks
 from curation.tasks.record import from_catalog, from_runner, same_task
 from curation.tasks.runner_format import RUNNER_FILES, catalog_task_rows
@@ -78,22 +79,34 @@ def shipped_elements(catalog: Catalog, rows: list[dict[str, Any]]) -> dict[str, 
     return out
 
 
-def _qc_summary(catalog: Catalog, task_id: str, version: int) -> dict[str, Any]:
-    # the verdict of record; a version decided before verdicts of record had one takes its latest
-    verdict = catalog.rows("SELECT v.verdict, v.answers FROM shortcut_verdicts v LEFT JOIN shortcut_verdicts_of_record "
-                           "o USING (task_id, task_version, config_sha256) WHERE v.task_id = ? AND v.task_version = ? "
-                           "ORDER BY o.task_id IS NULL, v.created_at DESC, v.config_sha256 LIMIT 1",
-                           [task_id, version])
+def _qc_summary(catalog: Catalog, task_id: str, version: int,
+                verdicts: dict[tuple[str, int], dict[str, Any]]) -> dict[str, Any]:
+    verdict = verdicts.get((task_id, version))
     review = catalog.rows("SELECT reviewer, outcome FROM reviews WHERE task_id = ? AND task_version = ?",
                           [task_id, version])
     decision = catalog.scalar("SELECT decision FROM decisions WHERE task_id = ? AND task_version = ?",
                               [task_id, version])
-    answers = json.loads(verdict[0]["answers"]) if verdict and verdict[0]["answers"] else []
-    return {"shortcut_verdict": verdict[0]["verdict"] if verdict else None,
+    answers = verdict["answers"] if verdict else []
+    return {"shortcut_verdict": verdict["verdict"] if verdict else None,
             "shortcut_answers": canonical([{k: a.get(k) for k in ("inspector", "sample", "parsed", "correct")}
                                            for a in answers]),
             "review_outcome": review[0]["outcome"] if review else None, "decision": decision,
             "reviewer": review[0]["reviewer"] if review else None}
+
+
+# What a video's public metadata can lack, each as the test of a `videos.parquet` row; a video lacking all of
+# them has no public metadata (`metadata_missing`), as has one the catalog holds only as a stub.
+METADATA_PARTS = {
+    "caption": lambda v: not v["caption"],
+    "hashtags": lambda v: not v["hashtags"],
+    "author": lambda v: not v["author_name"] and not v["author_bio"],
+    "counts": lambda v: all(v[k] is None for k in ("like_count", "collect_count", "comment_count", "share_count")),
+}
+
+
+def lacking(video: dict[str, Any]) -> list[str]:
+    """The parts of METADATA_PARTS a shipped video row lacks."""
+    return [part for part, lacks in METADATA_PARTS.items() if lacks(video)]
 
 
 def gather(catalog: Catalog, rows: list[dict[str, Any]] | None = None,
@@ -105,11 +118,12 @@ def gather(catalog: Catalog, rows: list[dict[str, Any]] | None = None,
                   key=lambda r: (r["tier"] or "", *task_order(r["task_id"])))
     elements = shipped_elements(catalog, rows) if elements is None else elements
     inherited = inherited_tasks(catalog)
+    verdicts = verdicts_in_force(catalog)
     feeds_used: dict[tuple[str, int], None] = {}
     for row in rows:
         runner = elements[row["task_id"]]
         out.runner[RUNNER_FILES[row["tier"]]].append(runner)
-        qc = _qc_summary(catalog, row["task_id"], row["version"])
+        qc = _qc_summary(catalog, row["task_id"], row["version"], verdicts)
         options = json.loads(row["options"]) if row["options"] else {}
         question = split_instruction(row["instruction"] or "")[0] if not options else (row["instruction"] or "")
         config = json.loads(row["eval_config"]) if row["eval_config"] else []
@@ -144,13 +158,13 @@ def gather(catalog: Catalog, rows: list[dict[str, Any]] | None = None,
         "LEFT JOIN media_probes p USING (video_id) WHERE list_contains(?, v.video_id)", [ids])}
     for video_id in ids:
         seen, more = visible[video_id], extra.get(video_id, {})
-        out.videos.append({"video_id": video_id, "source": more.get("source") or video_id.split("/", 1)[0],
-                           "caption": seen.caption, "hashtags": list(seen.hashtags), "author_name": seen.author_name,
-                           "author_bio": seen.author_bio, "like_count": seen.like_count,
-                           "collect_count": seen.collect_count, "comment_count": seen.comment_count,
-                           "share_count": seen.share_count, "duration_s": seen.duration_s,
-                           "media_sha256": more.get("sha256"),
-                           "metadata_missing": bool(more.get("metadata_missing")) or video_id not in extra})
+        video = {"video_id": video_id, "source": more.get("source") or video_id.split("/", 1)[0],
+                 "caption": seen.caption, "hashtags": list(seen.hashtags), "author_name": seen.author_name,
+                 "author_bio": seen.author_bio, "like_count": seen.like_count, "collect_count": seen.collect_count,
+                 "comment_count": seen.comment_count, "share_count": seen.share_count,
+                 "duration_s": seen.duration_s, "media_sha256": more.get("sha256")}
+        stub = bool(more.get("metadata_missing")) or video_id not in extra
+        out.videos.append(video | {"metadata_missing": stub or len(lacking(video)) == len(METADATA_PARTS)})
     out.run_ids = sorted({r[0] for r in catalog.con.execute(
         "SELECT DISTINCT run_id FROM task_transitions WHERE list_contains(?, task_id) AND run_id IS NOT NULL "
         "UNION SELECT DISTINCT run_id FROM tasks WHERE list_contains(?, task_id) AND run_id IS NOT NULL",

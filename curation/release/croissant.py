@@ -12,7 +12,6 @@ are left out, and what they would say is in the texts below.
 from __future__ import annotations
 
 import json
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +19,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from curation.core.config import ReleaseConfig
-from curation.core.sources import SOURCES
 from curation.release.card import SOURCE_TERMS, data_path
 from curation.release.card_text import PAPER_BIBTEX
 from curation.release.contents import CONFIGS
+from curation.release.facts import ReleaseFacts, inspector_phrase, inspectors_phrase, plural
 from curation.release.manifest import file_sha256, read_manifest
 
 CROISSANT = "croissant.json"
@@ -111,99 +110,109 @@ def _config_description(config: str, parent: str | None) -> str:
     return f"Only the tasks added since v{parent}."
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
-def _protocol(n: int, ran: dict[str, Any]) -> str:
-    here = n - sum(ran["inherited"].values())
-    steps = [f"every task passed the task rules at the release gate ({_plural(n, 'task')})"]
-    if ran["judged"]:
-        steps.append(f"{ran['judged']} of {n} went through a metadata-only shortcut filter (a language model that "
-                     "sees only titles, hashtags and bios must not solve the task)")
-    if ran["reviewed"]:
-        steps.append(f"{ran['reviewed']} of {n} carry a blind review by a second annotator")
-    if ran["decided"]:
-        steps.append(f"{ran['decided']} were decided by the group after a disagreement (kept or revised)")
+def _protocol(facts: ReleaseFacts) -> str:
+    n = facts.tasks
+    steps = [f"every task passed the task rules at the release gate ({plural(n, 'task')})"]
+    if facts.judged:
+        steps.append(f"{facts.judged} of {n} were judged by a metadata-only shortcut filter ({inspectors_phrase(facts)}"
+                     ", shown only titles, hashtags and bios, must not solve the task)")
+    if len(facts.configurations) > 1:
+        steps.append(f"the filter's verdicts were given under {len(facts.configurations)} configurations")
+    if facts.unread:
+        steps.append(f"{facts.unread} of {n} passed that filter unjudged: no inspector could read them")
+    if facts.blind_reviews:
+        steps.append(f"{facts.blind_reviews} of {n} carry a blind review by a second annotator")
+    if facts.group_decisions:
+        steps.append(f"{facts.group_decisions} were decided by the group after a disagreement (kept or revised)")
     text = "; ".join(steps) + "."
-    for reason, k in sorted(ran["inherited"].items()):
-        text += f" {_plural(k, 'task')} were {reason}, without this team's shortcut filter or review."
-    if here and not (ran["judged"] or ran["reviewed"]):
-        text += f" {_plural(here, 'task')} written here have no shortcut verdict or review on record."
+    for reason, k in facts.inherited.items():
+        text += f" {plural(k, 'task', 'was/were')} {reason}, without this team's shortcut filter or review."
+    if facts.here and not (facts.judged or facts.blind_reviews):
+        text += f" {plural(facts.here, 'task', 'was/were')} written here with no shortcut verdict or review on record."
     return text
 
 
-def rai_fields(tasks: list[dict[str, Any]], videos: list[dict[str, Any]], qc: dict[str, Any],
-               ran: dict[str, Any], contact: str | None = None, with_media: bool = False) -> dict[str, Any]:
-    """The RAI texts: each claim about how the tasks were made and checked is rendered from `ran`, what ran for
-    them as the card states it (`card_facts.qc_ran`, kept in the manifest); fixed statements only where they hold
-    for any release."""
-    tiers = Counter(t["tier"] for t in tasks)
-    per_tier = ", ".join(f"{tier} {n}" for tier, n in sorted(tiers.items()))
-    kinds = Counter(t["eval_type"] for t in tasks)
-    sources = Counter(v["source"] for v in videos)
-    synthetic = sum(n for source, n in sources.items() if source in SOURCES and SOURCES[source].synthetic)
-    missing = sum(1 for v in videos if v["metadata_missing"])
-    ran = {**ran, "inherited": Counter(ran["inherited"])}
-    inherited = sum(ran["inherited"].values())
-    here = [t for t in tasks if not (t["qc"] or {}).get("inherited_from")]
-    authors = len({t["author_id"] for t in here if t["author_id"]})
-    raw = [f"{source}: {_plural(n, 'video')}; {SOURCE_TERMS.get(source, 'its terms are not recorded here.')}"
-           for source, n in sorted(sources.items())]
-    made_here = (f"{_plural(len(here), 'task')} were written here by {_plural(authors, 'annotator')}: feeds were built "
-                 "by clustering the videos' keyword sets and mixing videos of one cluster (the anchors a task is "
-                 "about) with distractors from other clusters, and each task was written against one feed."
-                 if here else "")
-    carried = " ".join(f"{_plural(k, 'task')} were {reason}, with the feeds that release shipped."
-                       for reason, k in sorted(ran["inherited"].items()))
+def _missing(facts: ReleaseFacts) -> str:
+    parts = ", ".join(f"{part} {n}" for part, n in facts.lacking.items())
+    return (f"{facts.without_metadata} of {plural(facts.videos, 'video')} have no public metadata (no caption, "
+            "hashtags, author or counts, or only a stub in the catalog); the `metadata_missing` column of "
+            f"videos.parquet marks them. Videos lacking each part: {parts}.")
+
+
+def rai_fields(facts: ReleaseFacts, contact: str | None = None, with_media: bool = False) -> dict[str, Any]:
+    """The RAI texts, each rendered from the release's facts (`facts.ReleaseFacts`, kept in the manifest); fixed
+    statements only where they hold for any release."""
+    per_tier = ", ".join(f"{tier} {n}" for tier, n in facts.tiers.items())
+    inherited = sum(facts.inherited.values())
+    real = facts.videos - facts.synthetic
+    raw = [f"{source}: {plural(n, 'video')}; {SOURCE_TERMS.get(source, 'its terms are not recorded here.')}"
+           for source, n in facts.sources.items()]
+    feeds = []
+    if facts.on_built_feeds:
+        feeds.append(f"{plural(facts.on_built_feeds, 'task', 'is/are')} played on feeds built here by clustering the "
+                     "videos' keyword sets and mixing videos of one cluster (the anchors a task is about) with "
+                     "distractors from other clusters")
+    if facts.on_carried_feeds:
+        feeds.append(f"{plural(facts.on_carried_feeds, 'task', 'is/are')} played on feeds that came with an "
+                     "imported release")
+    made_here = (f"{plural(facts.here, 'task', 'was/were')} written or checked here by "
+                 f"{plural(facts.authors, 'annotator')}." if facts.here else "")
+    carried = " ".join(f"{plural(k, 'task', 'was/were')} {reason}." for reason, k in facts.inherited.items())
+    catalog = facts.catalog
     return {
         "rai:dataCollection": " ".join(part for part in (
-            f"{_plural(len(tasks), 'task')} ({per_tier}) over {_plural(len(videos), 'short video')} taken from "
-            "public research corpora.", made_here, carried) if part),
-        "rai:dataCollectionType": ["Manual Human Curator", "Secondary Data analysis", "User-generated content data"],
+            f"{plural(facts.tasks, 'task')} ({per_tier}) over {plural(facts.videos, 'short video')} from "
+            f"{plural(len(facts.sources), 'source')}.", made_here, carried,
+            ("; ".join(feeds) + ".") if feeds else "") if part),
+        "rai:dataCollectionType": [*(["Manual Human Curator"] if facts.here else []),
+                                   *(["Secondary Data analysis", "User-generated content data"] if real else []),
+                                   *(["Others"] if facts.synthetic else [])],
         "rai:dataCollectionRawData": " ".join(raw) + (
-            f" {_plural(synthetic, 'video')} in this release are synthetic, generated for the benchmark; "
-            "the rest are real user uploads." if synthetic else " No video in this release is synthetic."),
-        "rai:dataCollectionMissingData": (
-            f"{missing} of {len(videos)} videos have incomplete public metadata (no caption, author or counts "
-            "in their source); the `metadata_missing` column of videos.parquet marks them."),
+            f" {plural(facts.synthetic, 'video')} in this release {'is' if facts.synthetic == 1 else 'are'} "
+            "synthetic, generated for the benchmark; the rest are real user uploads." if facts.synthetic else
+            " No video in this release is synthetic."),
+        "rai:dataCollectionMissingData": _missing(facts),
         "rai:dataPreprocessingProtocol": [
-            *(["Keyword sets were extracted from each video's caption, hashtags and author bio, embedded, and "
-               "clustered; feeds draw anchors from one cluster and distractors from others at a recorded ratio "
-               f"(the {_plural(len(here), 'task')} written here)."] if here else []),
+            *(["Keyword sets were extracted from each video's caption, hashtags and author bio, embedded"
+               + (f" ({', '.join(facts.cluster_models)})" if facts.cluster_models else "")
+               + ", and clustered; feeds draw anchors from one cluster and distractors from others at a recorded "
+               f"ratio (the feeds of {plural(facts.on_built_feeds, 'task')})."] if facts.on_built_feeds else []),
             "Author and reviewer identities are replaced by stable pseudonyms (annotator-NNN)."],
         "rai:dataAnnotationProtocol": [
             f"Each task is an instruction over a feed, graded either by a multiple-choice answer "
-            f"({_plural(kinds.get('label', 0), 'label task')}) or by checks on the app's final state "
-            f"({_plural(kinds.get('platform', 0), 'platform task')}).", _protocol(len(tasks), ran)],
-        "rai:dataAnnotationPlatform": ["Label Studio"] if here else [],
+            f"({plural(facts.kinds.get('label', 0), 'label task')}) or by checks on the app's final state "
+            f"({plural(facts.kinds.get('platform', 0), 'platform task')}).", _protocol(facts)],
+        "rai:dataAnnotationPlatform": ["Label Studio"] if facts.origins.get("authored") else [],
         "rai:dataAnnotationAnalysis": [
-            f"{ran['reviewed']} of {len(tasks)} tasks carry a recorded blind-review outcome and {ran['decided']} a "
-            f"group decision; {inherited} were inherited. Across the catalog the review deleted "
-            f"{qc.get('deleted', 0)} and revised {qc.get('revised', 0)} of {qc.get('authored', 0)} authored tasks; "
+            f"{facts.blind_reviews} of {facts.tasks} tasks carry a recorded blind-review outcome and "
+            f"{facts.group_decisions} a group decision; {inherited} were inherited. Across the catalog's "
+            f"{plural(catalog.get('tasks', 0), 'task')}, {catalog.get('went_through_review', 0)} went through "
+            f"review; the group deleted {catalog.get('deleted', 0)} and {catalog.get('revised', 0)} were revised; "
             "only kept or approved tasks ship."],
         "rai:annotationsPerItem": "; ".join(part for part in (
-            f"{ran['reviewed']} tasks: one author and one blind reviewer" if ran["reviewed"] else "",
-            f"{ran['decided']} of them also a group decision" if ran["decided"] else "",
-            f"{len(here) - ran['reviewed']} tasks: one author, no review on record" if len(here) > ran["reviewed"]
-            else "", f"{inherited} tasks: as the release they were inherited from made them" if inherited else "")
+            f"{facts.blind_reviews} tasks: one author and one blind reviewer" if facts.blind_reviews else "",
+            f"{facts.group_decisions} tasks: a group decision" if facts.group_decisions else "",
+            f"{facts.here - facts.blind_reviews} tasks: one author, no blind review on record"
+            if facts.here > facts.blind_reviews else "",
+            f"{inherited} tasks: as the release they were inherited from made them" if inherited else "")
             if part) + ".",
         "rai:annotatorDemographics": ["not collected"],
         "rai:machineAnnotationTools": [
-            *([f"A local language model answering tasks from video metadata alone (the shortcut filter, "
-               f"{ran['judged']} tasks)."] if ran["judged"] else []),
-            *(["A multilingual sentence-embedding model for keyword-set clustering."] if here else [])],
+            *(f"{inspector_phrase(i)[0].upper()}{inspector_phrase(i)[1:]} answering tasks from video metadata "
+              f"alone (the shortcut filter, read {plural(i.saw, 'task')})." for i in facts.inspectors if i.saw),
+            *([f"A sentence-embedding model ({', '.join(facts.cluster_models) or 'not recorded'}) for keyword-set "
+               "clustering."] if facts.on_built_feeds else [])],
         "rai:personalSensitiveInformation": [
             "Videos are public user uploads: captions, hashtags, author names and bios as their platforms "
             "showed them, which can name or describe real people.",
             "No annotator is named: authors and reviewers appear only as pseudonyms; no demographics were kept."],
         "rai:dataBiases": [
-            "Sources: " + ", ".join(f"{s} {n / max(len(videos), 1):.0%}" for s, n in sorted(sources.items()))
+            "Sources: " + ", ".join(f"{s} {n / max(facts.videos, 1):.0%}" for s, n in facts.sources.items())
             + " of the videos; the content is mostly Chinese-language short video and reflects what those "
-              "corpora collected (for FakeSV, news rumours), not short-video platforms at large.",
+              "corpora collected, not short-video platforms at large.",
             f"Tiers are not balanced: {per_tier}."
-            + (f" The {_plural(len(here), 'task')} written here come from {_plural(authors, 'annotator')}, whose "
-               "choices of question and answer shape the benchmark." if here else "")
+            + (f" The {plural(facts.here, 'task')} written here come from {plural(facts.authors, 'annotator')}, "
+               "whose choices of question and answer shape the benchmark." if facts.here else "")
             + (f" Who wrote the {inherited} inherited tasks is not recorded here." if inherited else "")],
         "rai:dataLimitations": [
             "Meant for evaluation of GUI agents in the LivingScreen environment; not a training set, and "
@@ -224,10 +233,6 @@ def rai_fields(tasks: list[dict[str, Any]], videos: list[dict[str, Any]], qc: di
     }
 
 
-def _rows(path: Path) -> list[dict[str, Any]]:
-    return pq.read_table(path).to_pylist() if path.is_file() else []
-
-
 def croissant_metadata(folder: Path, settings: ReleaseConfig, *, repo: str | None = None,
                        date_published: str | None = None) -> dict[str, Any]:
     """Croissant 1.0 + RAI 1.0 metadata of a built release folder (its manifest must be written)."""
@@ -238,7 +243,7 @@ def croissant_metadata(folder: Path, settings: ReleaseConfig, *, repo: str | Non
         return hashes.get(path) or file_sha256(folder / path)
 
     version, parent = manifest["version"], manifest.get("parent")
-    tasks, videos = _rows(folder / data_path("all")), _rows(folder / SIDE_TABLES["videos"])
+    facts = ReleaseFacts.from_json(manifest["facts"])
     distribution, record_sets = [], []
     for config in manifest["configs"]:
         path, file_id = data_path(config), f"parquet-{config}"
@@ -258,19 +263,20 @@ def croissant_metadata(folder: Path, settings: ReleaseConfig, *, repo: str | Non
     if (folder / "media").is_dir():
         distribution.append({"@type": "cr:FileSet", "@id": "media", "name": "media", "encodingFormat": "video/mp4",
                              "includes": "media/*.mp4", "description": "Normalised video files, named by video id."})
-    name = repo or "ORG/NAME"
-    tiers = ", ".join(f"{tier} {n}" for tier, n in sorted(Counter(t["tier"] for t in tasks).items()))
+    tiers = ", ".join(f"{tier} {n}" for tier, n in facts.tiers.items())
+    url = f"https://huggingface.co/datasets/{repo}" if repo else settings.homepage
     body: dict[str, Any] = {
         "@context": CONTEXT, "@type": "sc:Dataset", "conformsTo": CONFORMS_TO, "name": settings.pretty_name,
-        "description": (f"{settings.pretty_name} v{version}: {_plural(len(tasks), 'task')} ({tiers}) for GUI agents "
-                        "on a short-video app whose screen keeps playing while the agent thinks (LivingScreen)."),
-        "license": settings.license, "url": f"https://huggingface.co/datasets/{name}" if repo else settings.homepage,
-        "sameAs": settings.homepage, "version": version, "inLanguage": list(settings.language),
+        "description": (f"{settings.pretty_name} v{version}: {plural(facts.tasks, 'task')} ({tiers}) for GUI "
+                        "agents on a short-video app whose screen keeps playing while the agent thinks "
+                        "(LivingScreen)."),
+        "license": settings.license, **({"url": url} if url else {}),
+        **({"sameAs": settings.homepage} if settings.homepage else {}), "version": version,
+        "inLanguage": list(settings.language),
         "keywords": list(settings.tags),
         "citeAs": settings.citation.strip() or PAPER_BIBTEX,
         "distribution": distribution, "recordSet": record_sets,
-        **rai_fields(tasks, videos, manifest.get("qc", {}), manifest["qc_ran"],
-                     (manifest.get("stated") or {}).get("contact"), (folder / "media").is_dir()),
+        **rai_fields(facts, (manifest.get("stated") or {}).get("contact"), (folder / "media").is_dir()),
     }
     if date_published:
         body["datePublished"] = date_published

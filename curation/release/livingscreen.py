@@ -20,7 +20,7 @@ from typing import Any
 from curation.core.catalog import Catalog, now
 from curation.core.errors import InputError, PrerequisiteError, StateError
 from curation.core.stage import RunResult, StageRun, stage
-from curation.corpus.feeds import Feed, insert_feeds
+from curation.corpus.feeds import CARRIED_IN, Feed, insert_feeds
 from curation.release.build import record_runner_tasks
 from curation.release.contents import canonical, sha256_of
 from curation.release.semver import Version
@@ -63,8 +63,8 @@ def catalog_feed_of(catalog: Catalog, element: dict[str, Any]) -> tuple[str, int
     """(feed id, base version, version used) of a feed the catalog built whose version shows exactly the
     element's `video_feed`: a task written over one of the toolkit's own feeds stays on that feed. The base is
     the version whose anchor and distractor lists are the element's (the version used when it names none)."""
-    found = catalog.rows("SELECT feed_id, version FROM feeds WHERE video_feed = ?::VARCHAR[] AND cluster_run <> "
-                         "'imported' ORDER BY feed_id, version LIMIT 1", [list(element["video_feed"])])
+    found = catalog.rows("SELECT feed_id, version FROM feeds WHERE video_feed = ?::VARCHAR[] AND cluster_run <> ? "
+                         "ORDER BY feed_id, version LIMIT 1", [list(element["video_feed"]), CARRIED_IN])
     if not found:
         return None
     feed_id, used = found[0]["feed_id"], int(found[0]["version"])
@@ -97,7 +97,7 @@ def _feed_versions(catalog: Catalog, run: StageRun, element: dict[str, Any]) -> 
                 return int(row["version"])
         number = max([r["version"] for r in existing], default=0) + 1
         ratio = len(other) / len(keyword) if keyword else None
-        feed = Feed(feed_id, number, -1, "imported", keyword, other, videos, ratio, 0, run.run_id, None,
+        feed = Feed(feed_id, number, -1, CARRIED_IN, keyword, other, videos, ratio, 0, run.run_id, None,
                     [{"op": "imported", "note": "the release's video_feed"}] if edited else None)
         insert_feeds(catalog, [feed])
         existing.append({"version": number, "video_feed": videos, "keyword_videos": keyword, "other_videos": other})

@@ -3,6 +3,7 @@ feed lengths, distractor ratios, the QC funnel), read back from the release fold
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pyarrow.parquet as pq
 
 from curation.qc.funnel import funnel_svg, subcategory_bars_svg
 from curation.release.card import data_path
+from curation.release.facts import ReleaseFacts, summary_line
 from curation.reports import histogram_svg, page, write
 
 
@@ -20,9 +22,11 @@ def release_report(folder: Path, reports_dir: Path) -> Path:
     for task in tasks:
         group = groups.setdefault(f"{task['tier']} {task['subcategory']}", {"tasks": 0, "shortcut_passed": 0})
         group["tasks"] += 1
-        group["shortcut_passed"] += task["qc"]["shortcut_verdict"] == "shortcut_passed"
+        group["shortcut_passed"] += task["qc"]["shortcut_verdict"] == "shortcut_passed"  # judged or not
+    facts = ReleaseFacts.from_json(manifest["facts"])
     body = [f"<p>{len(tasks)} tasks in {len(manifest['configs'])} configs; parent: "
             f"{manifest.get('parent') or 'none'}; toolkit {manifest['toolkit_version']}.</p>",
+            f"<p>{html.escape(summary_line(facts))}.</p>",
             "<h2>Tasks per sub-category</h2>", subcategory_bars_svg(dict(sorted(groups.items()))),
             "<h2>Feeds</h2>", histogram_svg([len(t["video_feed"]) for t in tasks], "videos per feed", bins=15),
             histogram_svg([t["distractor_ratio"] for t in tasks if t["distractor_ratio"] is not None],

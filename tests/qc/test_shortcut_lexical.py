@@ -47,7 +47,9 @@ def test_lexical_inspector_discards_what_a_title_gives_away(clustered_catalog, t
                       "event_association_1": "needs_fix"}  # a discarded task is out of the flow, on record
     funnel = qc_report(cat, tmp_path / "qc.html")["all"]
     assert (funnel["tasks"], funnel["authored_here"], funnel["validated"], funnel["needs_fix"]) == (5, 5, 4, 1)
-    assert (funnel["passed_filter"], funnel["shortcut_discarded"], funnel["shortcut_retained"]) == (3, 1, 0.75)
+    # moderation_1 passed unjudged (the lexical inspector cannot read a platform task): 2 kept of 3 judged
+    assert (funnel["passed_filter"], funnel["shortcut_discarded"], funnel["unread"]) == (3, 1, 1)
+    assert (funnel["kept_by_filter"], funnel["judged_by_filter"], funnel["shortcut_retained"]) == (2, 3, 0.6667)
     report = (tmp_path / "qc.html").read_text(encoding="utf-8")
     assert "74.3%" in report and "<svg" in report and "L2 feature_analysis" in report
     explained = "\n".join(explain_task(cat, "feature_analysis_1"))

@@ -82,9 +82,12 @@ def test_the_card_reports_the_qc_that_ran_and_has_every_section_of_the_hub_templ
 
     # the shortcut filter as it ran: lexical read the multiple-choice task (and abstained), could not read
     # the L3 platform task, and never saw the L1 task (outside qc.shortcut.platform_tiers)
-    assert ("Shortcut filter: 2 of the 3 shipped tasks were judged by inspectors that saw only the captions, "
-            "hashtags, author names and author bios") in text
-    assert "| lexical | lexical-2gram | paper prompt (zh) | 0 | 0 | 1 | 0 | 1 |" in text
+    # only the multiple-choice task was judged: no inspector could read the platform task, and no model ran
+    assert ("Shortcut filter: 1 of the 3 shipped tasks were judged by the built-in lexical inspector (lexical, no "
+            "model") in text and "shown only the captions, hashtags, author names and author bios" in text
+    assert "1 task has a verdict no inspector could read" in text
+    assert "language model" not in text
+    assert "| lexical | none (built in) | paper prompt (zh) | 0 | 0 | 1 | 0 | 1 |" in text
     assert ("Not judged by the filter: 1 tasks, platform tasks of a tier the filter does not judge "
             "(qc.shortcut.platform_tiers).") in text
     assert ("3 tasks went through this team's QC review: 1 with a blind review by a second annotator recorded "
@@ -115,7 +118,7 @@ def test_a_card_claims_no_filter_that_did_not_run_and_no_licence_name_for_a_name
     card = DatasetCard(text)
     assert card.data.license == "cc-by-4.0" and not {"license_name", "license_link"} & set(card.data.to_dict())
     assert ("No shipped task has a shortcut-filter verdict on record: the metadata-only filter did not judge this "
-            "release's tasks (4: no verdict recorded in the catalog).") in text
+            "release's tasks (4 tasks, no verdict recorded in the catalog).") in text
     assert "| lexical |" not in text
     assert "4 tasks went through this team's QC review: 0 with a blind review" in text
     assert "@misc{x, title = {X}}" in text and PAPER_BIBTEX not in text
@@ -144,5 +147,5 @@ def test_a_feed_edited_out_of_the_ratio_range_is_a_warning_at_validate_and_in_th
     assert [(d.task_id, d.severity) for d in found] == [("feature_analysis_1", "warning")]
     assert f"distractor ratio {played:.2f} outside [0.5, 2.0]" in found[0].message
     text = (build_release(cat, "1.0.0", settings(tmp_path), repo="org/ls").folder / "README.md").read_text("utf-8")
-    assert (f"Warning: 1 tasks are played on a feed whose distractor ratio left [0.5, 2.0] after its annotator's "
+    assert (f"Warning: 1 task is played on a feed whose distractor ratio left [0.5, 2.0] after its annotator's "
             f"edits (distractors per anchor video): feature_analysis_1 ({played:.2f}).") in text

@@ -17,8 +17,24 @@ from curation.tasks.taxonomy import load_taxonomy
 CANNOT_ANSWER = "cannot_answer"
 UNPARSED = "unparsed"
 _CANNOT = re.compile(r"无法回答|不能回答|无法确定|cannot\s+(?:be\s+)?answer", re.IGNORECASE)
+# How one inspector's answers to a task read, the first that applies: it never saw the task (the lexical
+# inspector reads multiple-choice tasks only), it answered, it abstained, or it said nothing readable.
+NOT_SEEN, DECIDED, ABSTAINED, UNREADABLE = "not_seen", "decided", "abstained", "unreadable"
 
 
+def reading(answers: list[dict[str, Any]]) -> str:
+    """What one inspector's answers (all its samples) to one task amount to."""
+    parsed = [a.get("parsed") for a in answers]
+    if all(a.get("raw") is None for a in answers) and set(parsed) <= {CANNOT_ANSWER}:
+        return NOT_SEEN
+    if any(p not in (CANNOT_ANSWER, UNPARSED) for p in parsed):
+        return DECIDED
+    return ABSTAINED if CANNOT_ANSWER in parsed else UNREADABLE
+
+
+def read_by_some_inspector(answers: list[dict[str, Any]]) -> bool:
+    """Whether a verdict judged its task: some inspector saw it. One no inspector could read passed unjudged."""
+    return any(a.get("raw") is not None or a.get("parsed") != CANNOT_ANSWER for a in answers)
 
 
 PROMPT_KINDS = ("label", "platform")  # a task's eval_type names the prompt it is asked with

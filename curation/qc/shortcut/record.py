@@ -124,6 +124,17 @@ def verdicts_of_record(catalog: Catalog) -> dict[tuple[str, int], str]:
         """).fetchall()}
 
 
+def verdicts_in_force(catalog: Catalog) -> dict[tuple[str, int], dict[str, Any]]:
+    """(task id, version) -> the verdict a task version stands by: the one of record, else (a version decided
+    before verdicts of record were kept) its latest. Its row: verdict, answers (parsed), config_sha256, run_id."""
+    rows = catalog.rows("""
+        SELECT v.task_id, v.task_version, v.verdict, v.answers, v.config_sha256, v.run_id FROM shortcut_verdicts v
+        LEFT JOIN shortcut_verdicts_of_record o USING (task_id, task_version, config_sha256)
+        QUALIFY row_number() OVER (PARTITION BY v.task_id, v.task_version
+                                   ORDER BY o.task_id IS NULL, v.created_at DESC, v.config_sha256) = 1""")
+    return {(r["task_id"], r["task_version"]): {**r, "answers": json.loads(r["answers"] or "[]")} for r in rows}
+
+
 def kinds_unchanged(before: dict[str, Any], after: dict[str, Any]) -> set[str]:
     """The task kinds (label, platform) whose verdicts under configuration `before` hold under `after`: every
     setting but the prompts is the same, and so is that kind's prompt. None when `before` did not record its
