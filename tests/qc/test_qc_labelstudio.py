@@ -29,6 +29,7 @@ from curation.tasks.runner_format import load_runner_dir
 from tests.core.contract import run_traced
 from tests.labelstudio import login
 from tests.qc.helpers import planted_catalog
+from tests.release.claims import check_release
 from tests.release.helpers import load_release
 
 pytestmark = pytest.mark.servers
@@ -335,6 +336,11 @@ def test_blind_review_escalation_adjudication_and_a_revision_going_round_again(q
 
     with Catalog(path) as cat:
         built = build_release(cat, "1.0.0", replace(CONFIG.release, dir=str(path.parent / "releases")))
+        # issue 41: authored and reviewed in Label Studio, judged by the lexical inspector alone, the card and
+        # Croissant read true sentence by sentence against the catalog (no model named, nothing unread judged)
+        assert built.folder is not None
+        claims = check_release(cat, built.folder, ("lexical",), CONFIG.release.homepage)
+        assert claims["authored_here"] and not claims["model_saw"]
     finished = {same_label, same_platform, other_platform, other_label}
     assert built.configs == ["all", "l1_gui_action", "l2_cross_source_understanding"]
     rows = load_release(built.folder, "all")
