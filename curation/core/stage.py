@@ -9,10 +9,11 @@ function that does the work. One runner owns everything around that function.
 
     build_keyword_sets(catalog, config)     # runs it: a row in `runs`, one transaction
 
-The runner writes the run row (running -> ok | failed with the error and its traceback |
-interrupted when a later run finds it still running), wraps the work in one transaction unless
-the stage commits in batches (`batched=True`, for resumable work), and records the
-parameters and counts. `curate describe` prints from the same objects.
+The runner takes the stage's lease on the catalog (curation/core/lease.py: a stage whose tables meet
+a running stage's waits, then refuses naming it), writes the run row (running -> ok | failed with the
+error and its traceback | interrupted, by Ctrl-C or found with no live process behind it), wraps the
+work in one transaction unless the stage commits in batches (`batched=True`, for resumable work), and
+records the parameters and counts. `curate describe` prints from the same objects.
 """
 
 from __future__ import annotations
@@ -20,12 +21,15 @@ from __future__ import annotations
 import inspect
 import json
 import re
+import time
 import traceback
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar
 
+from curation.core import lease, lock
 from curation.core.catalog import UNIQUE_KEYS, Catalog, code_version, interrupted_query, now
 from curation.core.errors import CurationError
 from curation.core.executor import Resources
@@ -42,6 +46,9 @@ STAGES: dict[str, Stage[..., Any]] = {}
 # the runs Ctrl-C stopped in this process, in the order they were closed (an outer run last), for the
 # command line's message
 INTERRUPTED_RUNS: list[str] = []
+# the lease each open catalog's running stage holds in this process (a stage it calls runs under it)
+_LEASES: dict[Path, Path] = {}
+GONE = "its process is gone (killed, or the machine stopped): no live process holds a lease for it"
 
 
 @dataclass
@@ -151,12 +158,24 @@ class Stage(Generic[P, R]):
             self.check(*args, **kwargs)
         run = StageRun(self.name, f"{self.name}-{now():%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}", catalog)
         outer = catalog.in_transaction  # a stage called by another stage joins its transaction
-        with catalog.transaction():
-            # One writer holds the file, so a run of this stage still marked running was killed.
-            catalog.con.execute("UPDATE runs SET status = 'interrupted' WHERE stage = ? AND status = 'running'",
-                                [self.name])
-            catalog.insert("runs", {"run_id": run.run_id, "stage": self.name, "params": "{}",
-                                    "code_version": code_version(), "started_at": now(), "status": "running"})
+        key = catalog.path.resolve()
+        held = _LEASES.get(key)  # a stage called by another runs under its lease
+        if held is not None:
+            lease.add_run(held, str(run.run_id))
+        else:
+            _LEASES[key] = self._take_lease(catalog, str(run.run_id))
+        try:
+            with catalog.transaction():
+                # a run marked running that no live process holds a lease for was killed
+                catalog.con.execute("UPDATE runs SET status = 'interrupted', finished_at = ?, error = ? "
+                                    "WHERE status = 'running' AND NOT list_contains(?, run_id)",
+                                    [now(), GONE, sorted(lease.live_runs(catalog.path))])
+                catalog.insert("runs", {"run_id": run.run_id, "stage": self.name, "params": "{}",
+                                        "code_version": code_version(), "started_at": now(), "status": "running"})
+        except BaseException:
+            if held is None:
+                lease.give_up(_LEASES.pop(key))
+            raise
         if not outer:
             catalog.note_holder(stage=self.name, run_id=run.run_id, progress=None)
         try:
@@ -183,7 +202,26 @@ class Stage(Generic[P, R]):
         finally:
             if not outer:
                 catalog.note_holder(stage=None, run_id=None, progress=None)
+            if held is None:
+                lease.give_up(_LEASES.pop(key))
         return result
+
+    def conflicts_with(self, other: lease.Lease) -> bool:
+        """Whether this stage must not run beside `other`: one writes a table the other reads or writes."""
+        reads, writes = set(self.reads), set(self.writes)
+        return bool(writes & (set(other.reads) | set(other.writes)) or set(other.writes) & reads)
+
+    def _take_lease(self, catalog: Catalog, run_id: str) -> Path:
+        def interrupted(dead: lease.Lease) -> None:
+            catalog.con.execute("UPDATE runs SET status = 'interrupted', finished_at = ?, error = ? "
+                                "WHERE status = 'running' AND list_contains(?, run_id)", [now(), GONE, dead.runs])
+
+        def wait(seconds: float) -> None:
+            with catalog.released():  # let go of the file meanwhile: the holder takes it back between batches
+                time.sleep(seconds)
+
+        return lease.take(catalog.path, lease.Lease(self.name, [run_id], list(self.reads), list(self.writes)),
+                          self.conflicts_with, lock.WAIT_S, interrupted, wait)
 
     def _interrupted(self, run: StageRun, outer: bool) -> None:
         if not outer:

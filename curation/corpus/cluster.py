@@ -149,6 +149,43 @@ def _fingerprint(video_ids: list[str], hashes: list[str], params: dict[str, Any]
     return digest.hexdigest()
 
 
+def clustering_inputs(catalog: Catalog, model_id: str) -> list[tuple[str, str]]:
+    """(video id, keyword-set text sha256) of every video whose keyword set has a `model_id` vector, by video id:
+    what a clustering is a clustering of."""
+    return [(r[0], r[1]) for r in catalog.con.execute(
+        "SELECT k.video_id, k.text_sha256 FROM keyword_sets k JOIN embeddings e ON e.text_sha256 = k.text_sha256 "
+        "AND e.model_id = ? ORDER BY k.video_id", [model_id]).fetchall()]
+
+
+def keyword_sets_without_vector(catalog: Catalog, model_id: str) -> tuple[int, int]:
+    """(keyword sets, those whose text has no `model_id` vector yet)."""
+    total, missing = catalog.con.execute(
+        "SELECT count(*), count(*) FILTER (NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.model_id = ? AND "
+        "e.text_sha256 = k.text_sha256)) FROM keyword_sets k WHERE k.text_sha256 IS NOT NULL", [model_id]).fetchone()
+    return int(total), int(missing)
+
+
+def stale_cluster_run(catalog: Catalog, run_id: str) -> str | None:
+    """Why the clustering of `run_id` is not one of the catalog's vectors as they are now (None: it is)."""
+    params = json.loads(catalog.scalar("SELECT params FROM runs WHERE run_id = ?", [run_id]) or "{}")
+    if "fingerprint" not in params or "model" not in params:
+        return None  # a run from before fingerprints: nothing to compare
+    inputs = clustering_inputs(catalog, params["model"])
+    clustered_with = {k: v for k, v in params.items() if k not in ("fingerprint", "report")}
+    if _fingerprint([i[0] for i in inputs], [i[1] for i in inputs], clustered_with) == params["fingerprint"]:
+        return None
+    total, missing = keyword_sets_without_vector(catalog, params["model"])
+    if missing:
+        return (f"{missing:,} of {total:,} keyword sets have no {params['model']} vector (they changed since the "
+                f"latest clustering, run {run_id}, or were never embedded): run `curate embed` and `curate cluster`")
+    seen = {r[0] for r in catalog.con.execute("SELECT video_id FROM cluster_members WHERE run_id = ?",
+                                              [run_id]).fetchall()}
+    unseen = sum(1 for video_id, _ in inputs if video_id not in seen)
+    return (f"the latest clustering (run {run_id}) is older than the vectors: {len(inputs):,} videos now have "
+            f"{params['model']} vectors, {unseen:,} of them not in that clustering (the others' keyword sets may have "
+            "changed since); run `curate cluster` first (or name a cluster run with --cluster-run)")
+
+
 def latest_cluster_run(catalog: Catalog) -> str | None:
     """The run holding the latest clustering (a run that reused an earlier one points at it)."""
     return catalog.scalar(
@@ -161,9 +198,11 @@ def latest_cluster_run(catalog: Catalog) -> str | None:
        writes=("clusters", "cluster_members"), summary="HDBSCAN clusters with top "
        "keywords and medoids; a re-run with the same inputs and parameters reuses the earlier clustering",
        files=("out: report file (--report)",))
-def cluster_videos(run: StageRun, config: ClusterConfig, model_spec: str, report: Path | None = None) -> ClusterResult:
-    """Cluster (or reuse the clustering of the same inputs); with `report`, write the clusters page there."""
-    result = _cluster(run, config, model_spec)
+def cluster_videos(run: StageRun, config: ClusterConfig, model_spec: str, report: Path | None = None,
+                   allow_missing_vectors: bool = False) -> ClusterResult:
+    """Cluster (or reuse the clustering of the same inputs); with `report`, write the clusters page there. Keyword
+    sets without a vector refuse the run, unless `allow_missing_vectors` (then it says how many it left out)."""
+    result = _cluster(run, config, model_spec, allow_missing_vectors)
     result.counts = run.counts
     if report is not None:
         run.params.update(report=str(report))
@@ -171,18 +210,28 @@ def cluster_videos(run: StageRun, config: ClusterConfig, model_spec: str, report
     return result
 
 
-def _cluster(run: StageRun, config: ClusterConfig, model_spec: str) -> ClusterResult:
+def _cluster(run: StageRun, config: ClusterConfig, model_spec: str, allow_missing_vectors: bool) -> ClusterResult:
     catalog = run.db
     model_id = model_id_for(model_spec)
     video_ids, vectors = load_vectors(catalog, model_id)
     if not video_ids:
         raise PrerequisiteError(f"no embeddings for {model_id}: run `curate keywords` and `curate embed`")
+    total, missing = keyword_sets_without_vector(catalog, model_id)
+    run.counts["keyword_sets_without_vector"] = missing
+    if missing:
+        said = (f"{missing:,} of {total:,} keyword sets have no {model_id} vector yet (an embed run was stopped, "
+                "or is running)")
+        if not allow_missing_vectors:
+            raise PrerequisiteError(f"{said}: run `curate embed` first, or cluster only the videos that have one "
+                                    "with --allow-missing-vectors")
+        note(f"{said}: clustering the {len(video_ids):,} videos that have one (--allow-missing-vectors)")
     params = {"model": model_id, **as_dict(config)}
     rows = catalog.con.execute("SELECT video_id, text_sha256, keywords FROM keyword_sets "
                                "WHERE video_id IN (SELECT unnest(?)) ORDER BY video_id",
                                [video_ids]).fetchall()
     keywords = {r[0]: list(r[2] or []) for r in rows}
-    fingerprint = _fingerprint(video_ids, [r[1] for r in rows], params)
+    inputs = clustering_inputs(catalog, model_id)
+    fingerprint = _fingerprint([i[0] for i in inputs], [i[1] for i in inputs], params)
     run.params.update(params, fingerprint=fingerprint)
     previous = catalog.rows(
         "SELECT coalesce(json_extract_string(counts, '$.reused_run'), run_id) AS run_id, counts FROM runs "

@@ -23,7 +23,7 @@ from curation.core.catalog import Catalog, now
 from curation.core.config import ClusterConfig, Config, FeedsConfig, SourceConfig, as_dict
 from curation.core.errors import ConfigError, FeedError, PrerequisiteError
 from curation.core.stage import StageRun, stage
-from curation.corpus.cluster import latest_cluster_run
+from curation.corpus.cluster import latest_cluster_run, stale_cluster_run
 from curation.corpus.coherence import (
     AnchorCoherence,
     anchor_coherence,
@@ -415,9 +415,12 @@ def _build_feed_set(run: StageRun, config: FeedsConfig, n: int, seed: int, clust
         raise ConfigError(f"[feeds] max_feed_len {config.max_feed_len} is longer than {profile.name} reads "
                           f"(positions {profile.others_first}-{profile.others_last}: at most {profile.max_feed} "
                           "videos; `curate env show`)")
-    cluster_run = cluster_run or latest_cluster_run(catalog)
-    if cluster_run is None:
-        raise PrerequisiteError("no clustering yet: run `curate cluster` first")
+    if cluster_run is None:  # the latest clustering, which must be of the vectors as they are now
+        cluster_run = latest_cluster_run(catalog)
+        if cluster_run is None:
+            raise PrerequisiteError("no clustering yet: run `curate cluster` first")
+        if (stale := stale_cluster_run(catalog, cluster_run)) is not None:
+            raise PrerequisiteError(stale)
     sources = Config().sources if sources is None else sources
     run.params.update(n=n, seed=seed, cluster_run=cluster_run, replace=replace, **as_dict(config),
                       playable_sources=sorted(s for s, c in sources.items() if c.playable))

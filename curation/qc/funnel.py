@@ -310,7 +310,8 @@ def write_funnel_report(path: Path, summary: dict[str, Any]) -> Path:
     return write(path, page("QC funnel", body))
 
 
-@stage("qc-report", command="curate qc report", reads=("tasks", "task_transitions"), writes=(),
+@stage("qc-report", command="curate qc report",
+       reads=("tasks", "task_transitions", "shortcut_verdicts", "shortcut_decisions"), writes=(),
        summary="the QC funnel (each task once, in its current state) with the paper's rates, per tier and "
        "sub-category; annotator throughput", files=("out: report file",))
 def qc_report(run: StageRun, path: Path) -> dict[str, Any]:
