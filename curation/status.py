@@ -11,6 +11,7 @@ from rich.text import Text
 from curation.core import lease
 from curation.core.catalog import Catalog
 from curation.core.stage import GONE
+from curation.core.storable import shown_name, unstorable_at
 from curation.tasks.lifecycle import inherited_tasks
 
 
@@ -116,6 +117,8 @@ def explain_task(cat: Catalog, task_id: str) -> list[str]:
 
 
 def explain_record(cat: Catalog, record_id: str) -> str | None:
+    if unstorable_at(record_id) is not None:  # not UTF-8: looked up as rejects keep it, each such byte as `\xff`
+        record_id = shown_name(record_id)
     lines: list[str] = explain_task(cat, record_id)
     videos = cat.rows("SELECT * FROM videos WHERE video_id = ?", [record_id])
     if videos:

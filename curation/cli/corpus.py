@@ -21,6 +21,7 @@ def ingest(
         "--columnar/--per-record", help="JSON Lines: check lines as columns (fast) or one by one.")] = True,
 ) -> None:
     """Load a corpus into the catalog; bad records go to `rejects` with their reason."""
+    from curation.core.storable import one_line
     from curation.ingest import check_arguments, ingest_path
 
     max_bytes = config().ingest.max_field_bytes
@@ -32,8 +33,10 @@ def ingest(
             result = ingest_path(cat, adapter, path, mapping=mapping, max_field_bytes=max_bytes,
                                      columnar=columnar)
     typer.echo(result.summary())
-    for reason, count in sorted((result.rejects_by_reason or {}).items(), key=lambda x: -x[1]):
-        typer.echo(f"  rejected {count:,}: {reason}")
+    for line in result.reject_lines():  # a file name may hold a line break: each line says one thing
+        typer.echo(f"  {one_line(line)}")
+    for line in result.warnings:
+        typer.echo(f"warning: {one_line(line)}", err=True)
 
 
 @app.command()
@@ -48,12 +51,16 @@ def status() -> None:
 @app.command()
 def explain(record_id: Annotated[str, typer.Argument(help="A video_id, task_id, or a raw_ref of a reject.")]) -> None:
     """A video's record, its comments count and runs; a task's versions; or why a record was rejected."""
+    from curation.core.storable import shown_name, unstorable_at
     from curation.status import explain_record
 
     with open_catalog(read_only=True) as cat:
         text = explain_record(cat, record_id)
     if text is None:
-        raise CurationError(f"{record_id} is neither a video, a task nor a rejected record in the catalog")
+        odd = " (it is not UTF-8: looked up with each such byte written \\xNN, as rejects keep it)" if (
+            unstorable_at(record_id) is not None) else ""
+        raise CurationError(f"{shown_name(record_id)} is neither a video, a task nor a rejected record in the "
+                            f"catalog{odd}")
     typer.echo(text)
 
 

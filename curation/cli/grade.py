@@ -64,10 +64,12 @@ def grade_command(
 ) -> None:
     """SR, NS, WR, progress and observation buckets per episode; coverage and a summary per tier, sub-category
     and model. Exits 1 when no episode could be graded."""
+    from curation.grade.folders import check_logs_arguments
     from curation.grade.grade import grade_logs
     from curation.release.semver import Version
 
     target = Version.parse(release)
+    check_logs_arguments(logs, out, model)  # before the catalog is opened: it notes this command line
     folder = (out or Path(config().grade.dir) / target.tag).resolve()
     with open_catalog() as cat:
         result = grade_logs(cat, paired(logs, model), str(target), folder, include_defective)
@@ -120,10 +122,12 @@ def rewards_build(
     out: Annotated[Path | None, typer.Option(help="Output folder (default build/rewards/vX.Y.Z).")] = None,
 ) -> None:
     """1-fps step videos with their instruction and graded label, plus derived hard negatives (JSONL)."""
+    from curation.grade.folders import check_logs_arguments
     from curation.grade.rewards import build_rewards
     from curation.release.semver import Version
 
     target = Version.parse(release)
+    check_logs_arguments(logs, out, model)  # before the catalog is opened: it notes this command line
     folder = (out or Path(config().grade.rewards_dir) / target.tag).resolve()
     with open_catalog() as cat:
         c = build_rewards(cat, paired(logs, model), str(target), folder, config().media)

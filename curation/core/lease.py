@@ -99,7 +99,7 @@ def _read(path: Path) -> Lease | None:
 
 def _write(path: Path, lease: Lease) -> None:
     part = path.with_name(path.name + ".part")
-    part.write_text(json.dumps(asdict(lease), ensure_ascii=False, sort_keys=True), encoding="utf-8")
+    part.write_text(json.dumps(asdict(lease), ensure_ascii=True, sort_keys=True), encoding="utf-8")
     part.replace(path)
 
 

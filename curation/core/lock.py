@@ -45,7 +45,8 @@ def note_holder(path: Path, **fields: Any) -> None:
                 "since": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")}
     said.update(fields)
     part = target.with_name(target.name + f".{os.getpid()}.part")
-    part.write_text(json.dumps(said, ensure_ascii=False, sort_keys=True), encoding="utf-8")
+    # ASCII: a command line may hold a name that is not UTF-8 (a lone surrogate in Python)
+    part.write_text(json.dumps(said, ensure_ascii=True, sort_keys=True), encoding="utf-8")
     part.replace(target)
 
 

@@ -35,6 +35,7 @@ from curation.core.errors import CurationError
 from curation.core.executor import Resources
 from curation.core.keys import refuse_duplicates
 from curation.core.progress import progress
+from curation.core.storable import storable
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -232,7 +233,8 @@ class Stage(Generic[P, R]):
     def _close(run: StageRun, status: str, error: str | None = None, trace: str | None = None) -> None:
         run.db.con.execute(
             "UPDATE runs SET finished_at = ?, status = ?, params = ?, counts = ?, error = ?, traceback = ? "
-            "WHERE run_id = ?", [now(), status, _json(run.params), _json(run.counts), error, trace, run.run_id])
+            "WHERE run_id = ?", [now(), status, _json(run.params), _json(run.counts), _storable(error),
+                                 _storable(trace), run.run_id])
 
     def describe(self, counts: dict[str, int] | None = None) -> str:
         def show(tables: tuple[str, ...]) -> str:
@@ -264,7 +266,12 @@ def _work_keeping_keys(stage: Stage[..., Any], run: StageRun, /, *args: Any, **k
 
 
 def _json(value: dict[str, Any]) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return storable(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str))
+
+
+def _storable(text: str | None) -> str | None:
+    """What a run reports, as the catalog can hold it: closing a run never fails on a name that is not UTF-8."""
+    return None if text is None else storable(text)
 
 
 def stage(name: str, *, command: str, summary: str, reads: tuple[str, ...], writes: tuple[str, ...],

@@ -6,7 +6,9 @@ A log is rejected when it cannot be read, names a task the release does not hold
 of a task already read for the same model, or carries another instruction than the release's task
 (compared with whitespace normalised: a log from another release, or a task edited since). A task
 folder without a `log.json` is a crash: the runner makes the folder before it plays and writes the
-log only when the episode ends. Per model, every release task is graded, crashed, rejected or
+log only when the episode ends. What cannot be read as it stands (a symlinked task folder, a log.json
+linked from outside the logs folder, a name that is not UTF-8: `folders.py`) is rejected with its line
+too, so logs read = graded + rejected. Per model, every release task is graded, crashed, rejected or
 missing (no folder at all).
 
 A task is defective when the task rules find an error in its runner element, or when the catalog
@@ -22,7 +24,9 @@ from typing import Any
 
 from curation.core.errors import InputError
 from curation.core.stage import StageRun
-from curation.env.episodes import Episode, EpisodeError, find_logs, read_episode
+from curation.core.storable import one_line, shown_name, storable, value_problem
+from curation.env.episodes import Episode, EpisodeError, read_episode
+from curation.grade.folders import scan_logs
 from curation.release.livingscreen import runnable_elements
 from curation.tasks.lifecycle import RELEASED_STATES
 from curation.tasks.record import from_runner
@@ -93,10 +97,16 @@ def release_tasks(run: StageRun, version: str) -> dict[str, dict[str, Any]]:
     return tasks
 
 
-def crashed_folders(folder: Path, tasks: dict[str, dict[str, Any]]) -> dict[str, Path]:
-    """Release task folders under `folder` with no log.json in them."""
-    return {d.name: d for d in sorted(folder.rglob("*")) if d.is_dir() and d.name in tasks
-            and not (d / "log.json").is_file()}
+def episode_text_problem(episode: Episode) -> str | None:
+    """Why text a log holds cannot be stored with its grade (a lone surrogate, which JSON can spell), or None."""
+    for n, call in enumerate(episode.calls, start=1):
+        if problem := value_problem(call.name, f"the tool name of call {n}"):
+            return problem
+        for key, value in call.args.items():
+            if problem := value_problem(key, f"an argument name of call {n}") or value_problem(
+                    value, f"argument {storable(key)} of call {n} ({call.name})"):
+                return problem
+    return value_problem(episode.instruction, "the instruction") or value_problem(episode.state, "state.json")
 
 
 def collect(run: StageRun, logs: list[tuple[str, Path]], tasks: dict[str, dict[str, Any]], target: str,
@@ -108,43 +118,58 @@ def collect(run: StageRun, logs: list[tuple[str, Path]], tasks: dict[str, dict[s
     for model, folder in logs:
         folders.setdefault(model, []).append(folder)
     for model, given in folders.items():
-        status: dict[str, tuple[str, str | None]] = {}
-        first: dict[str, Path] = {}
-        for folder in given:
-            found = find_logs(folder)
-            crashed = crashed_folders(folder, tasks)
-            if not found and not crashed:
-                raise InputError(f"{folder} holds no episode logs (<task_id>/log.json): give the folder the runner "
-                                 "wrote, e.g. logs/<model>/<category>")
-            for task_id, crashed_in in crashed.items():
-                status.setdefault(task_id, ("crashed", f"{crashed_in} holds no log.json"))
-            for log in run.progress(found, f"{what} {model}"):
-                out.logs += 1
-                try:
-                    episode = read_episode(log)
-                    task = tasks.get(episode.task_id)
-                    if task is None:
-                        raise EpisodeError(f"{log}: task {episode.task_id} is not in release {target}")
-                    if episode.task_id in first:
-                        raise EpisodeError(f"{log}: a second log of {episode.task_id} for {model} "
-                                           f"(the first: {first[episode.task_id]})")
-                    problem = instruction_problem(episode.instruction, task)
-                    if problem:
-                        raise EpisodeError(f"{log}: {problem}")
-                except EpisodeError as exc:
-                    reason = str(exc).removeprefix(f"{log}: ")
-                    run.reject(source=model, raw_ref=str(log), reason=str(exc), raw=b"",
-                               record_id=f"{model}/{log.parent.name}")
-                    out.rejected.append({"model": model, "log": str(log), "reason": reason})
-                    if log.parent.name in tasks and status.get(log.parent.name, ("",))[0] != "graded":
-                        status[log.parent.name] = ("rejected", reason)
-                    continue
-                first[episode.task_id] = log
-                status[episode.task_id] = ("graded", None)
-                run.clear_rejects(record_id=f"{model}/{log.parent.name}")
-                out.played.append(Played(model, log, episode, task))
+        status = _collect_model(run, out, model, given, tasks, target, what)
         for task_id, task in tasks.items():
             state, reason = status.get(task_id, ("missing", None))
             out.coverage.append({"model": model, "task_id": task_id, "tier": task["tier"], "status": state,
                                  "reason": reason, "defective": task["defective"]})
     return out
+
+
+def _collect_model(run: StageRun, out: Collected, model: str, given: list[Path], tasks: dict[str, dict[str, Any]],
+                   target: str, what: str) -> dict[str, tuple[str, str | None]]:
+    """One model's logs into `out`; returns each task's status and why."""
+    status: dict[str, tuple[str, str | None]] = {}
+    first: dict[str, Path] = {}
+
+    def rejected(path: Path, task_folder: str, reason: str) -> None:
+        # paths as shown (a byte that is not UTF-8 as `\xff`): the catalog and summary.json keep them as text, and
+        # each summary line says one thing
+        shown, task_folder, reason = shown_name(path), shown_name(task_folder), one_line(reason)
+        run.reject(source=model, raw_ref=shown, reason=f"{shown}: {reason}", raw=b"",
+                   record_id=f"{model}/{task_folder}")
+        out.rejected.append({"model": model, "log": shown, "reason": reason})
+        if task_folder in tasks and status.get(task_folder, ("",))[0] != "graded":
+            status[task_folder] = ("rejected", reason)
+
+    for folder in given:
+        found = scan_logs(folder, tasks)
+        if not found.logs and not found.crashed and not found.refused:
+            raise InputError(f"{shown_name(folder)} holds no episode logs (<task_id>/log.json): give the folder the "
+                             "runner wrote, e.g. logs/<model>/<category>")
+        for task_id, crashed_in in found.crashed.items():
+            status.setdefault(task_id, ("crashed", f"{shown_name(crashed_in)} holds no log.json"))
+        for path, reason in found.refused:  # a symlink not followed, a name that is not UTF-8: one line each
+            out.logs += 1
+            rejected(path, (path.parent if path.name == "log.json" else path).name, reason)
+        for log in run.progress(found.logs, f"{what} {model}"):
+            out.logs += 1
+            try:
+                episode = read_episode(log)
+                task = tasks.get(episode.task_id)
+                if task is None:
+                    raise EpisodeError(f"{log}: task {episode.task_id} is not in release {target}")
+                if episode.task_id in first:
+                    raise EpisodeError(f"{log}: a second log of {episode.task_id} for {model} "
+                                       f"(the first: {first[episode.task_id]})")
+                problem = instruction_problem(episode.instruction, task) or episode_text_problem(episode)
+                if problem:
+                    raise EpisodeError(f"{log}: {problem}")
+            except EpisodeError as exc:
+                rejected(log, log.parent.name, storable(str(exc).removeprefix(f"{log}: ")))
+                continue
+            first[episode.task_id] = log
+            status[episode.task_id] = ("graded", None)
+            run.clear_rejects(record_id=f"{model}/{log.parent.name}")
+            out.played.append(Played(model, log, episode, task))
+    return status

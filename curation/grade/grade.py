@@ -28,6 +28,7 @@ from curation.core.errors import UsageError
 from curation.core.stage import RunResult, StageRun, stage
 from curation.corpus.visible import video_durations
 from curation.grade.collect import STATUSES, collect, release_tasks
+from curation.grade.folders import check_logs_arguments
 from curation.grade.metrics import BUCKETS, grade_episode
 from curation.grade.report import write_grade_page
 from curation.release.semver import Version
@@ -104,8 +105,10 @@ class GradeResult(RunResult):
     report: Path | None = None  # grade.html
 
 
-def _check(logs: list[tuple[str, Path]], *_: Any, **__: Any) -> None:
-    """A model may come as several folders (its category folders, given one by one); a folder only once."""
+def _check(logs: list[tuple[str, Path]], version: str = "", out: Path | None = None, *_: Any, **__: Any) -> None:
+    """Folders that can be read and recorded (`folders.py`); a model may come as several folders (its category
+    folders, given one by one); a folder only once."""
+    check_logs_arguments([folder for _, folder in logs], out, [model for model, _ in logs])
     folders = [folder.resolve() for _, folder in logs]
     if len(set(folders)) != len(folders):
         raise UsageError(f"a logs folder is given twice: {', '.join(str(f) for f in folders)}")

@@ -31,6 +31,7 @@ from curation.core.stage import RunResult, StageRun, stage
 from curation.corpus.visible import video_durations
 from curation.env.episodes import Episode, step_index
 from curation.grade.collect import collect, release_tasks
+from curation.grade.folders import check_logs_arguments
 from curation.grade.metrics import grade_episode
 from curation.grade.negatives import make_negative
 from curation.release.semver import Version
@@ -106,7 +107,11 @@ def record(video: str, instruction: str, correct: bool, span: int | None = None)
             "videos": [video]}
 
 
-@stage("rewards-build", command="curate rewards build LOGS_DIR --release vX.Y.Z", batched=False,
+def _check(logs: list[tuple[str, Path]], version: str = "", out: Path | None = None, *_: Any, **__: Any) -> None:
+    check_logs_arguments([folder for _, folder in logs], out, [model for model, _ in logs])
+
+
+@stage("rewards-build", command="curate rewards build LOGS_DIR --release vX.Y.Z", batched=False, check=_check,
        reads=("releases", "release_tasks", "task_transitions", "videos"), writes=("rejects",),
        summary="ExeVR-style records: each episode's 1-fps step video with its instruction and graded label, "
        "plus derived hard negatives", files=("out: reward files",))

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from curation.ingest.readers import READERS, sniff_json
+from curation.ingest.readers import READERS, Warn, sniff_json, unheard
 from curation.ingest.records import RecordError, SourceRecord
 from curation.ingest.text import extract_hashtags, strip_html
 
@@ -78,8 +78,8 @@ def map_fakesv(obj: Any) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str
     return fields, thread, extra
 
 
-def read_fakesv(path: Path) -> Iterator[SourceRecord]:
-    for ref, raw, obj, error in READERS[sniff_json(path)](path):
+def read_fakesv(path: Path, warn: Warn = unheard) -> Iterator[SourceRecord]:
+    for ref, raw, obj, error in READERS[sniff_json(path)](path, warn):
         if error:
             yield SourceRecord(ref, raw, error=error)
             continue

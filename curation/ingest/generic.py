@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from curation.core.errors import InputError
-from curation.ingest.readers import READERS, RawItem
+from curation.ingest.readers import READERS, RawItem, Warn, unheard
 from curation.ingest.records import VIDEO_FIELDS, RecordError, SourceRecord
 from curation.ingest.text import extract_hashtags, missing_to_none, parse_list_string, strip_html
 
@@ -142,6 +142,6 @@ def source_record(mapping: Mapping, item: RawItem) -> SourceRecord:
     return SourceRecord(ref, raw, fields=fields, comments=comments, extra=extra)
 
 
-def read_generic(path: Path, mapping: Mapping) -> Iterator[SourceRecord]:
-    for item in READERS[mapping.format](path):
+def read_generic(path: Path, mapping: Mapping, warn: Warn = unheard) -> Iterator[SourceRecord]:
+    for item in READERS[mapping.format](path, warn):
         yield source_record(mapping, item)

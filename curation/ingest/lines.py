@@ -19,6 +19,7 @@ import pyarrow as pa
 from curation.core.catalog import sql_literal
 from curation.core.progress import note
 from curation.core.stage import StageRun
+from curation.core.storable import shown_name
 from curation.ingest.columnar import fast_rows_sql
 from curation.ingest.generic import Mapping, source_record, unmapped
 from curation.ingest.load import (
@@ -107,7 +108,8 @@ def _check_lines(con: duckdb.DuckDBPyConnection, mapping: Mapping, path: Path, s
             con.execute("UPDATE fast SET ok = false WHERE list_contains(?, ord)", [unread])
         drop_scratch(con, temp_views=("jsonl_lines",), views=("jsonl_file",))
         del table, lines  # the next chunk reuses its bytes
-        note(f"{path.name}: {read:,} lines read" + (f", {read - len(slow):,} certain as columns" if sql else ""))
+        note(f"{shown_name(path.name)}: {read:,} lines read"
+             + (f", {read - len(slow):,} certain as columns" if sql else ""))
     extras = pa.table({"ord": pa.array(extra_ords, pa.int64()), "extra": pa.array(extra_texts, pa.string())})
     return read, slow, invalid, extras
 

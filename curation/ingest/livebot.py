@@ -8,10 +8,12 @@ unescaped text becomes the display title.
 from __future__ import annotations
 
 import html
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from curation.core.storable import name_problem, shown_name
 from curation.ingest.records import SourceRecord
 
 SOURCE = "LiveBot"
@@ -52,7 +54,12 @@ def read_livebot(root: Path) -> Iterator[SourceRecord]:
             kind = "ass" if path.suffix.lower() == ".ass" else "media"
             titles.setdefault((path.parent.name, path.stem), {})[kind] = path
     for (category, title), files in sorted(titles.items()):
-        ref = f"{root.name}:{category}/{title}"
+        name = f"{category}/{title}"
+        ref = f"{root.name}:{shown_name(name)}"
+        if problem := name_problem(name, "the file name"):  # the name is the id and the title
+            # the id as shown (`\xff` for the byte) is the one `curate explain` finds the reject by
+            yield SourceRecord(ref, os.fsencode(name), {"native_id": shown_name(name)}, error=problem)
+            continue
         fields: dict[str, object] = {
             "native_id": f"{category}/{title}",
             "title": html.unescape(title),

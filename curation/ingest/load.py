@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import duckdb
@@ -22,6 +22,7 @@ from curation.core.catalog import sql_literal
 from curation.core.fingerprint import record_hash_select
 from curation.core.progress import note
 from curation.core.stage import StageRun
+from curation.core.storable import storable
 from curation.core.video_columns import ARROW_TYPES, VIDEO_TABLE, names
 from curation.ingest.records import RecordError, SourceRecord, normalise_record
 
@@ -49,6 +50,14 @@ class IngestResult:
     updated: int = 0
     unchanged: int = 0
     rejects_by_reason: dict[str, int] | None = None
+    first_rejected: dict[str, str] = field(default_factory=dict)  # reason kind -> where it first occurred
+    warnings: list[str] = field(default_factory=list)  # one line each: what loaded, but not as written
+
+    def reject_lines(self) -> list[str]:
+        """A line per kind of reject, most frequent first, with where it first occurred."""
+        return [f"rejected {count:,}: {kind}" + (f" (first at {self.first_rejected[kind]})"
+                                                 if kind in self.first_rejected else "")
+                for kind, count in sorted((self.rejects_by_reason or {}).items(), key=lambda x: -x[1])]
 
     def summary(self) -> str:
         line = f"{self.read:,} read, {self.accepted:,} accepted, {self.rejected:,} rejected"
@@ -73,8 +82,10 @@ def _reason_kind(reason: str) -> str:
 
 
 def record_id_of(source: str, record: SourceRecord) -> str | None:
+    """The id a record would have, as the catalog can store it (a lone surrogate escaped): what
+    `curate explain` finds its reject by."""
     native_id = (record.fields or {}).get("native_id")
-    return f"{source}/{native_id}" if native_id not in (None, "") else None
+    return storable(f"{source}/{native_id}") if native_id not in (None, "") else None
 
 
 @dataclass
@@ -101,7 +112,8 @@ def normalise_records(run: StageRun, source: str, records: Iterable[tuple[int, S
         try:
             row, row_comments = normalise_record(source, record, max_field_bytes)
         except RecordError as exc:
-            rejects.append((record.raw_ref, str(exc), record.raw, record_id_of(source, record)))
+            # every text a reject keeps must be storable, or the run could not record it
+            rejects.append((storable(record.raw_ref), storable(str(exc)), record.raw, record_id_of(source, record)))
             continue
         row.update(ord=ord_, record_id=record_id_of(source, record), known_hash=None)
         raws[ord_] = record.raw
@@ -168,9 +180,12 @@ def merge_candidates(run: StageRun, con: duckdb.DuckDBPyConnection, source: str,
                              for o, ref, video_id, first, record_id in duplicates]
         accepted = int(con.execute("SELECT count(*) FROM ranked WHERE n = 1").fetchone()[0])
         by_reason: dict[str, int] = {}
-        for _, reason, _, _ in rejects:
+        first_at: dict[str, str] = {}
+        for ref, reason, _, _ in rejects:
             by_reason[_reason_kind(reason)] = by_reason.get(_reason_kind(reason), 0) + 1
-        result = IngestResult(run.run_id, read, accepted, len(rejects), rejects_by_reason=by_reason)
+            first_at.setdefault(_reason_kind(reason), ref)
+        result = IngestResult(run.run_id, read, accepted, len(rejects), rejects_by_reason=by_reason,
+                              first_rejected=first_at)
         run.counts.update(read=read, accepted=result.accepted, rejected=result.rejected,
                           rejects_by_reason=by_reason)
         if run.dry_run:
@@ -207,6 +222,26 @@ def drop_scratch(con: duckdb.DuckDBPyConnection, *, tables: tuple[str, ...] = ()
             con.execute(f"DROP TABLE IF EXISTS {name}")
 
 
+def _loaded_from_other_files(run: StageRun, con: duckdb.DuckDBPyConnection, source: str, file_key: str,
+                             result: IngestResult) -> None:
+    """Ids of this file that another file of the source loaded before: the catalog keeps one record per id
+    (this file's, where they differ), so a corpus split over files that overlap is said, with both files.
+    A stub an imported release made (no raw_ref) was loaded from no file."""
+    found = con.execute("""
+        SELECT r.video_id, v.raw_ref, r.raw_ref, count(*) OVER () FROM ranked r JOIN videos v USING (video_id)
+        WHERE r.n = 1 AND v.source = ? AND v.raw_ref IS NOT NULL AND NOT starts_with(v.raw_ref, ? || ':')
+        ORDER BY r.ord LIMIT 3""", [source, file_key]).fetchall()
+    if not found:
+        return
+    total = found[0][3]
+    examples = "; ".join(f"{video_id} at {before} and {here}" for video_id, before, here, _ in found)
+    more = f" and {total - len(found):,} more" if total > len(found) else ""
+    result.warnings.append(f"{total:,} id{'s' if total > 1 else ''} of {file_key} {'were' if total > 1 else 'was'} "
+                           f"loaded before from another file of {source} (the catalog keeps one record per id: "
+                           f"this file's where they differ): {examples}{more}")
+    run.counts["loaded_from_other_files"] = total
+
+
 def _merge(run: StageRun, con: duckdb.DuckDBPyConnection, source: str, file_key: str,
            rejects: list[Reject], result: IngestResult) -> None:
     catalog = run.db
@@ -218,6 +253,7 @@ def _merge(run: StageRun, con: duckdb.DuckDBPyConnection, source: str, file_key:
     })
     note(f"merging {result.accepted:,} records and {len(rejects):,} rejects into {catalog.path}")
     with catalog.staged(incoming_rejects=reject_table), catalog.transaction():
+        _loaded_from_other_files(run, con, source, file_key, result)
         con.execute("""
                 CREATE TEMP TABLE changed AS
                 SELECT i.video_id, v.video_id IS NULL AS is_new FROM incoming i

@@ -7,14 +7,22 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
+from curation.core.storable import storable_json
+
 RawItem = tuple[str, bytes, Any, str | None]
+Warn = Callable[[str], None]  # told, one line each, what a reader read past (every reader takes one)
+
+
+def unheard(line: str) -> None:
+    """The `warn` of a caller that does not listen."""
 
 
 BOM = "\ufeff"
@@ -60,7 +68,7 @@ def jsonl_lines(path: Path) -> Iterator[tuple[int, bytes]]:
                 yield line_no, raw
 
 
-def read_jsonl(path: Path) -> Iterator[RawItem]:
+def read_jsonl(path: Path, warn: Warn = unheard) -> Iterator[RawItem]:
     for line_no, raw in jsonl_lines(path):
         yield parse_json_line(f"{path.name}:{line_no}", raw)
 
@@ -131,8 +139,14 @@ def _lines_table(data: memoryview, first_line: int) -> tuple[pa.Table, dict[int,
     return pa.Table.from_batches(table.to_batches(max_chunksize=65_536)), invalid
 
 
-def read_json_array(path: Path) -> Iterator[RawItem]:
-    """Element by element, so a file cut off mid-way still yields what came before."""
+def _line_column(text: str, pos: int) -> str:
+    return f"line {text.count(chr(10), 0, pos) + 1}, column {pos - text.rfind(chr(10), 0, pos)}"
+
+
+def read_json_array(path: Path, warn: Warn = unheard) -> Iterator[RawItem]:
+    """Element by element, so a file cut off mid-way still yields what came before. A comma JSON does
+    not allow (after the last element, or one too many) or one missing between two elements is read
+    past, and `warn` is told where the first is and how many there are."""
     data = path.read_bytes()
     text, error = _decode(data)
     if text is None:
@@ -143,27 +157,49 @@ def read_json_array(path: Path) -> Iterator[RawItem]:
     if not text.startswith("[", pos):
         yield f"{path.name}:0", data, None, "not a JSON array (expected '[')"
         return
-    pos += 1
-    index = 0
+    odd: dict[str, list[Any]] = {}  # what JSON does not allow -> [how often, where first]
+    try:
+        yield from _array_elements(path.name, text, pos + 1, decoder, odd)
+    finally:
+        for what, (count, where) in odd.items():
+            warn(f"{path.name}: {what} at {where}" + (f" and {count - 1:,} more" if count > 1 else "")
+                 + " (JSON does not allow it; the elements around it are read)")
+
+
+def _array_elements(name: str, text: str, pos: int, decoder: json.JSONDecoder,
+                    odd: dict[str, list[Any]]) -> Iterator[RawItem]:
+    def note(what: str, at: int) -> None:
+        odd.setdefault(what, [0, _line_column(text, at)])[0] += 1
+
+    index, comma = 0, None  # the position of a comma read since the last element
     while True:
-        while pos < len(text) and text[pos] in " \t\r\n,":
+        while pos < len(text) and text[pos] in " \t\r\n":
             pos += 1
         if pos >= len(text):
-            yield f"{path.name}:[{index}]", b"", None, "truncated JSON array (no closing ']')"
+            yield f"{name}:[{index}]", b"", None, "truncated JSON array (no closing ']')"
             return
         if text[pos] == "]":
+            if comma is not None:
+                note("a trailing comma after the last element", comma)
             return
-        ref = f"{path.name}:[{index}]"
+        if text[pos] == ",":
+            if comma is not None or index == 0:
+                note("a comma with no element before it", pos)
+            comma, pos = pos, pos + 1
+            continue
+        if index and comma is None:
+            note(f"no comma before element [{index}]", pos)
+        ref = f"{name}:[{index}]"
         try:
             obj, end = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
             yield ref, text[pos:].encode(), None, _json_error(exc, text)
             return
         yield ref, text[pos:end].encode(), obj, None
-        pos, index = end, index + 1
+        pos, index, comma = end, index + 1, None
 
 
-def read_json_object(path: Path) -> Iterator[RawItem]:
+def read_json_object(path: Path, warn: Warn = unheard) -> Iterator[RawItem]:
     """A JSON object keyed by record id; each value gets the key as `$key`."""
     data = path.read_bytes()
     text, error = _decode(data)
@@ -179,14 +215,14 @@ def read_json_object(path: Path) -> Iterator[RawItem]:
         yield f"{path.name}:0", data, None, f"expected a JSON object keyed by id, got {type(obj).__name__}"
         return
     for key, value in obj.items():
-        raw = json.dumps({key: value}, ensure_ascii=False).encode()
+        raw = storable_json({key: value})  # a key may be a lone surrogate, which the record's reject names
         if not isinstance(value, dict):
             yield f"{path.name}:[{key!r}]", raw, None, "record is not a JSON object"
             continue
         yield f"{path.name}:[{key!r}]", raw, {"$key": key, **value}, None
 
 
-def read_csv(path: Path) -> Iterator[RawItem]:
+def read_csv(path: Path, warn: Warn = unheard) -> Iterator[RawItem]:
     """CSV with a header row. Bare carriage returns inside unquoted fields (KuaiRec has
     four) are folded into spaces first, so they cannot split a record in two."""
     data = path.read_bytes().replace(b"\r\n", b"\n").replace(b"\r", b" ")
@@ -213,13 +249,12 @@ def read_csv(path: Path) -> Iterator[RawItem]:
             yield ref, raw, dict(zip(header, row, strict=True)), None
 
 
-def read_parquet(path: Path) -> Iterator[RawItem]:
+def read_parquet(path: Path, warn: Warn = unheard) -> Iterator[RawItem]:
     import pyarrow.parquet as pq
 
     table = pq.read_table(path)
     for index, row in enumerate(table.to_pylist()):
-        yield (f"{path.name}:[{index}]", json.dumps(row, ensure_ascii=False, default=str).encode(),
-               row, None)
+        yield f"{path.name}:[{index}]", storable_json(row), row, None
 
 
 READERS = {
@@ -229,6 +264,22 @@ READERS = {
     "csv": read_csv,
     "parquet": read_parquet,
 }
+
+
+# how compressed files begin (their formats' specifications); bzip2's block magic makes "BZh" safe
+MAGIC = ((b"\x1f\x8b", "gzip", "gunzip"), (b"PK\x03\x04", "zip", "unzip"), (b"PK\x05\x06", "zip", "unzip"),
+         (b"\xfd7zXZ\x00", "xz", "unxz"), (b"\x28\xb5\x2f\xfd", "zstd", "unzstd"))
+BZIP2 = re.compile(rb"BZh[1-9]1AY&SY")
+
+
+def compressed_as(path: Path) -> str | None:
+    """`is gzip-compressed: decompress it first (gunzip)` for a compressed file, else None."""
+    with path.open("rb") as handle:
+        head = handle.read(10)
+    kind = next(((k, tool) for magic, k, tool in MAGIC if head.startswith(magic)), None)
+    if kind is None and BZIP2.match(head):
+        kind = ("bzip2", "bunzip2")
+    return None if kind is None else f"is {kind[0]}-compressed: decompress it first ({kind[1]})"
 
 
 def sniff_json(path: Path) -> str:

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
+from curation.core.storable import storable, text_problem, unstorable_at, value_problem
 from curation.core.video_columns import COUNT, LIST, TEXT, names
 
 # the fields a record may give, by kind (curation/core/video_columns.py)
@@ -99,12 +100,8 @@ def _parse_count(value: Any, name: str) -> int | None:
 
 def _check_unicode(text: str, name: str) -> str:
     """JSON can spell half of a surrogate pair (`\\ud800`); no catalog column can hold it."""
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise RecordError(f"{name} has an unpaired surrogate {text[exc.start]!r} "
-                              f"at character {exc.start}") from None
+    if problem := text_problem(text, name):
+        raise RecordError(problem)
     return text
 
 
@@ -190,8 +187,10 @@ def _clean_time(value: Any, name: str) -> datetime | None:
 
 
 def _check_size(value: Any, name: str, limit: int) -> None:
-    if isinstance(value, str) and len(value) > limit // 4 and len(value.encode()) > limit:
-        raise RecordError(f"field {name} is {len(value.encode()):,} bytes, over the {limit:,} limit")
+    # measured before a lone surrogate is looked for, so it is counted as the 3 bytes it would take
+    if isinstance(value, str) and len(value) > limit // 4 and (
+            size := len(value.encode("utf-8", "surrogatepass"))) > limit:
+        raise RecordError(f"field {name} is {size:,} bytes, over the {limit:,} limit")
     if isinstance(value, list):
         for item in value:
             _check_size(item, name, limit)
@@ -263,6 +262,12 @@ def normalise_record(source: str, record: SourceRecord, max_field_bytes: int
             raise RecordError(f"comment {n} repeats comment_id {comment['comment_id']} "
                               f"(first as comment {first_comment[comment['comment_id']]})")
         first_comment[comment["comment_id"]] = n
-    row["raw_ref"] = record.raw_ref
-    row["extra"] = _check_unicode(extra_json(record.extra) or "", "an unmapped field") or None
+    row["raw_ref"] = storable(record.raw_ref)
+    row["extra"] = extra_json(record.extra)
+    if row["extra"] is not None and unstorable_at(row["extra"]) is not None:  # which field, then
+        for key, value in record.extra.items():
+            if problem := text_problem(key, "the name of an unmapped field") or value_problem(
+                    value, f"unmapped field {key}"):
+                raise RecordError(problem)
+        raise RecordError("an unmapped field holds text UTF-8 cannot hold")
     return row, comments

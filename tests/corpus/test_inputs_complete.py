@@ -26,7 +26,8 @@ def test_cluster_and_feeds_refuse_inputs_an_embed_has_not_finished(embedded_cata
                     "WHERE text_sha256 IS NOT NULL ORDER BY text_sha256 LIMIT 40)")
         total, missing, covered = con.execute("""
             SELECT count(*), count(*) FILTER (e.text_sha256 IS NULL), count(*) FILTER (e.text_sha256 IS NOT NULL)
-            FROM keyword_sets k LEFT JOIN embeddings e USING (text_sha256) WHERE k.text_sha256 IS NOT NULL""").fetchone()
+            FROM keyword_sets k LEFT JOIN embeddings e USING (text_sha256) WHERE k.text_sha256 IS NOT NULL
+            """).fetchone()
     assert missing >= 40 and covered > 0
 
     line = _error(curate("--catalog", str(db), "cluster"))
