@@ -1,7 +1,8 @@
 """Issue 42: a writing stage holds a lease on the catalog for its whole run. A real `curate embed` lets go
-of the file between batches, yet `cluster`, `keywords` and a second `embed` (which read or write what it
-writes) wait and then refuse, naming it; `status` answers meanwhile. A stage killed with SIGKILL shows as
-interrupted in the next `status`, and the next stage to run records it so."""
+of the file between batches, so that `status` and the notebook API answer while it runs, yet `cluster`,
+`keywords` and a second `embed` (which read or write what it writes) wait and then refuse, naming it. A
+stage killed with SIGKILL shows as interrupted in the next `status`, and the next stage to run records it
+so."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import duckdb
 from hypothesis import given
 from hypothesis import strategies as st
 
+import curation.api
 from curation.core.lease import Lease, lease_dir, leases
 from curation.core.stage import GONE, STAGES
 from tests.cli.test_cli import curate
@@ -44,6 +46,7 @@ def _embed(db: Path, tmp_path: Path) -> subprocess.Popen[str]:
     """A real `curate embed` over every keyword set again, in small batches: it runs a while, letting go of the
     catalog between batches."""
     with duckdb.connect(str(db)) as con:
+        con.execute("CREATE TABLE IF NOT EXISTS embedded_before AS SELECT count(*) AS n FROM embeddings")
         con.execute("DELETE FROM embeddings")
     config = tmp_path / "small-batches.toml"
     config.write_text("[embedding]\nbatch_size = 8\n", encoding="utf-8")
@@ -77,7 +80,9 @@ def test_writers_wait_for_a_running_embed_then_refuse_naming_it(embedded_catalog
             stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT), **env})
             for name, args in (("cluster", ["cluster"]), ("keywords", ["keywords"]), ("embed", ["embed"]))}
         refused = {name: p.communicate(timeout=300) + (p.returncode,) for name, p in others.items()}
+        # readers answer meanwhile: `curate status` (never "Could not set lock on file"), and the notebook API
         status = curate("--catalog", str(db), "status")
+        videos = curation.api.open(db).videos().height
         still_running = embed.poll() is None
     finally:
         out, err = embed.communicate(timeout=900)
@@ -87,9 +92,15 @@ def test_writers_wait_for_a_running_embed_then_refuse_naming_it(embedded_catalog
         (line,) = [x for x in stderr.splitlines() if x.startswith("error:")]
         assert f"stage {name} cannot run now: stage embed (run {held.runs[0]}" in line, line
         assert f"pid {embed.pid}" in line and re.search(r"waited \d+ s", line)
-    assert status.returncode == 0 and "embed-" in status.stdout  # a reader answers meanwhile
+    assert status.returncode == 0, status.stderr
+    running = [line for line in status.stdout.splitlines() if "embed-" in line and "running" in line]
+    assert any("progress=" in line for line in running), status.stdout  # the run, and how far it got
+    assert videos == 1400
     assert embed.returncode == 0, err
+    assert not db.with_name(db.name + ".holder.json").exists()  # nothing holds the file once the run is over
     with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM embeddings").fetchone()[0] == con.execute(
+            "SELECT n FROM embedded_before").fetchone()[0]
         runs = dict(con.execute("SELECT stage, count(*) FROM runs WHERE started_at > "
                                 "(SELECT started_at FROM runs WHERE run_id = ?) GROUP BY 1", [held.runs[0]]).fetchall())
         assert con.execute("SELECT status FROM runs WHERE run_id = ?", [held.runs[0]]).fetchone()[0] == "ok"

@@ -28,6 +28,7 @@ from curation.core.errors import InputError
 from curation.grade.grade import grade_logs
 from tests.conftest import ROOT
 from tests.grade.real import EPISODES, record_release, runner_dir
+from tests.names import is_utf8
 
 LOGS = {log.parent.name: log for log in EPISODES.rglob("log.json")}  # the release's seven tasks, played
 KINDS = ("good", "missing", "garbage", "linked inside", "linked outside", "loop", "folder linked", "surrogate",
@@ -46,14 +47,6 @@ class Layout:
 
 layouts = st.builds(Layout, st.lists(st.tuples(NAMES, st.sampled_from(KINDS)), max_size=8, unique_by=lambda f: f[0]),
                     st.booleans())
-
-
-def _utf8(name: bytes) -> bool:
-    try:
-        name.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 def build(root: Path, layout: Layout) -> Path:
@@ -100,7 +93,7 @@ def build(root: Path, layout: Layout) -> Path:
 
 def expected(layout: Layout) -> tuple[int, int, int]:
     """Logs read, graded and crashed, from the layout alone."""
-    task = [_utf8(raw) and raw.decode() in LOGS for raw, _ in layout.folders]
+    task = [is_utf8(raw) and raw.decode() in LOGS for raw, _ in layout.folders]
     logs = sum(kind != "missing" for _, kind in layout.folders)
     graded = sum(t and kind in ("good", "linked inside") for t, (_, kind) in zip(task, layout.folders, strict=True))
     crashed = sum(t and kind == "missing" for t, (_, kind) in zip(task, layout.folders, strict=True))

@@ -28,6 +28,7 @@ from curation.core.errors import InputError
 from curation.core.storable import shown_name
 from curation.ingest import ingest_path
 from tests.conftest import ROOT
+from tests.names import is_utf8
 
 LIMIT = 4096  # max_field_bytes of these runs, so that "far too long" stays quick to write
 MAPPING = 'source = "F"\nformat = "{fmt}"\n[fields]\nnative_id = "{key}"\ntitle = "title"\n'
@@ -104,14 +105,6 @@ def _storable(text: str) -> bool:
     return not any(0xD800 <= ord(c) <= 0xDFFF for c in text)
 
 
-def _utf8(name: bytes) -> bool:
-    try:
-        name.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
 def expected_ids(corpus: Corpus) -> list[str]:
     """The native ids the rules accept, written from the rules (docs/manual.md), not from the code: an id
     (stripped) that is there, storable and free of control characters, text fields and unmapped keys that are
@@ -172,7 +165,7 @@ def test_ingest_judges_every_record_alone(base_catalog: Path, corpus: Corpus, co
     folder, data, rules = _example(base_catalog, corpus)
     try:
         with Catalog(folder / "c.duckdb") as cat:
-            if not _utf8(corpus.name):
+            if not is_utf8(corpus.name):
                 with pytest.raises(InputError, match="is not UTF-8"):
                     ingest_path(cat, "generic", data, mapping=rules, max_field_bytes=LIMIT, columnar=columnar)
                 assert cat.scalar("SELECT count(*) FROM runs") == 0  # refused before a run began
@@ -198,7 +191,7 @@ def test_the_command_line_never_shows_a_traceback(base_catalog: Path, corpus: Co
                               timeout=300, env={**os.environ, "CURATE__INGEST__MAX_FIELD_BYTES": str(LIMIT)})
         out, err = done.stdout.decode("utf-8"), done.stderr.decode("utf-8")  # all of it UTF-8
         assert "Traceback" not in err
-        if not _utf8(corpus.name):
+        if not is_utf8(corpus.name):
             assert done.returncode == 1 and err.splitlines()[0].startswith("error: the corpus path")
             assert len(err.splitlines()) == 1, err
         else:
