@@ -112,6 +112,8 @@ def release_facts(catalog: Catalog, tasks: list[dict[str, Any]], videos: list[di
     out.authors = len({t["author_id"] for t in tasks if t["author_id"] and not t["qc"].get("inherited_from")})
     out.reviewers = len({t["reviewer_id"] for t in tasks if t["reviewer_id"]})
     _feed_facts(out, catalog, tasks)
+    first = {o["task_id"]: o["origin"] for o in task_outcomes(catalog)}  # how each task's life began
+    out.origins = dict(sorted(Counter(str(first.get(t["task_id"], "?")) for t in tasks).items()))
     _review_facts(out, catalog, tasks)
     _verdict_facts(out, catalog, tasks)
     for task in tasks:
@@ -147,8 +149,6 @@ def _feed_facts(out: ReleaseFacts, catalog: Catalog, tasks: list[dict[str, Any]]
     out.cluster_models = sorted({str(m) for (m,) in catalog.con.execute(
         "SELECT DISTINCT json_extract_string(params, '$.model') FROM runs WHERE list_contains(?, run_id)",
         [runs]).fetchall() if m})
-    first = {o["task_id"]: o["origin"] for o in task_outcomes(catalog)}
-    out.origins = dict(sorted(Counter(str(first.get(t["task_id"], "?")) for t in tasks).items()))
 
 
 def _review_facts(out: ReleaseFacts, catalog: Catalog, tasks: list[dict[str, Any]]) -> None:
