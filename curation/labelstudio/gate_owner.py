@@ -8,6 +8,12 @@ any organization; a task, a data-manager tab or a prediction does not (Label Stu
 by the admin's *active* organization, which the toolkit switches while it works), so which project
 one of those is in is read with the caller's own credentials, and that project is then checked
 with the admin token like any other. A lookup that fails refuses the request.
+
+Label Studio shows a person the projects of one organization at a time, their *active* one. The gate
+switches a person who belongs to several (a group member who also annotates) to the organization of the
+project a request names, and holds it there until the answer is sent: a switch to another organization
+waits until no request in flight relies on the current one. Her project list is read in each of her
+organizations in turn, so that it holds all her projects whichever she is working in.
 """
 
 from __future__ import annotations
@@ -17,6 +23,9 @@ import http.client
 import json
 import threading
 import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from http.cookies import SimpleCookie
 from typing import Any
@@ -52,6 +61,8 @@ class Upstream:
             conn.request(method, path, body=body, headers=sent)
             response = conn.getresponse()
             answer = response.read()
+        except http.client.HTTPException as exc:  # a garbled answer is as good as none: the gate says 502
+            raise OSError(f"Label Studio's answer was unreadable ({type(exc).__name__})") from None
         finally:
             conn.close()
         try:
@@ -88,6 +99,9 @@ class Caller:
     credentials: dict[str, str]  # the headers that identify them to Label Studio (never logged)
 
 
+SWITCH_WAIT_S = 10.0  # how long a switch of organization waits for requests in the other one to finish
+
+
 class Owners:
     """Identity and ownership answers for the gate, from Label Studio."""
 
@@ -99,7 +113,9 @@ class Owners:
         self._members = TTLCache(membership_ttl_s)
         self._objects = TTLCache(object_ttl_s)
         self._active = TTLCache(identity_ttl_s)  # user id -> the organization Label Studio shows them
-        self._switching = threading.Lock()
+        self._organizations = TTLCache(membership_ttl_s)  # user id -> the organizations they belong to
+        self._switching = threading.Condition()
+        self._in_flight: dict[int, Counter[int]] = {}  # user id -> organization -> requests relying on it
         self._admin_id: int | None = None
 
     def admin_id(self) -> int:
@@ -119,9 +135,9 @@ class Owners:
         if cached is None:
             status, me = self.upstream.get_json("/api/current-user/whoami", credentials)
             cached = (int(me["id"]), str(me.get("email") or "")) if status == 200 and isinstance(me, dict) else ()
+            # the organization it names is not kept: read outside the switching lock, it may predate a switch
+            # made meanwhile, and a stale one sends the next request to the other organization (a 404)
             self._callers.put(key, cached)
-            if cached:
-                self._active.put(cached[0], me.get("active_organization"))
         return Caller(cached[0], cached[1], credentials) if cached else None
 
     def members(self, organization_id: int) -> frozenset[int]:
@@ -182,30 +198,97 @@ class Owners:
         if organization is None or caller.user_id not in self.members(organization):
             raise Refused(f"{kind} {object_id} is not in one of your projects")
 
-    def work_in(self, caller: Caller, project_id: int) -> None:
-        """Make the project's organization the one Label Studio shows the caller (checked theirs before).
+    def organizations_of(self, caller: Caller) -> list[int]:
+        """The organizations the caller belongs to (Label Studio lists only one's own to oneself)."""
+        cached = self._organizations.get(caller.user_id)
+        if cached is None:
+            status, found = self.upstream.get_json("/api/organizations/", caller.credentials)
+            items = found.get("results") if isinstance(found, dict) else found
+            if status != 200 or not isinstance(items, list):
+                return []  # not cached: asked again next time
+            cached = sorted(int(o["id"]) for o in items if isinstance(o, dict) and isinstance(o.get("id"), int))
+            self._organizations.put(caller.user_id, cached)
+        return cached
 
-        Label Studio shows a person the projects of one organization, their *active* one, and answers
-        404 on the others. A group member who is also an annotator belongs to two: their own and the
-        deciding group's. Opening a project of the other switches them there, as an organization
-        switcher would; the next request naming a project of the first switches them back."""
-        organization = self.project_organization(project_id)
+    @contextmanager
+    def working_in(self, caller: Caller, project_id: int | None) -> Iterator[None]:
+        """The project's organization is the one Label Studio shows the caller until the block ends (the
+        project checked theirs before): forward inside it. No project, no switch.
+
+        A group member who is also an annotator belongs to two organizations, her own and the deciding
+        group's; opening a project of one switches her there, as an organization switcher would."""
+        organization = None if project_id is None else self.project_organization(project_id)
         if organization is None:
+            yield
             return
+        with self.in_organization(caller, organization):
+            yield
+
+    @contextmanager
+    def in_organization(self, caller: Caller, organization: int) -> Iterator[None]:
         with self._switching:
-            active = self._active.get(caller.user_id)
-            if active is None:
-                status, me = self.upstream.get_json("/api/current-user/whoami", caller.credentials)
-                active = me.get("active_organization") if status == 200 and isinstance(me, dict) else None
+            self._switch(caller, organization)
+            using = self._in_flight.setdefault(caller.user_id, Counter())
+            using[organization] += 1
+        try:
+            yield
+        finally:
+            with self._switching:
+                using[organization] -= 1
+                self._switching.notify_all()
+
+    def _active_of(self, caller: Caller) -> Any:
+        """The organization Label Studio shows the caller: known since the last switch, or asked (lock held)."""
+        active = self._active.get(caller.user_id)
+        if active is None:
+            status, me = self.upstream.get_json("/api/current-user/whoami", caller.credentials)
+            active = me.get("active_organization") if status == 200 and isinstance(me, dict) else None
+        return active
+
+    def _switch(self, caller: Caller, organization: int) -> None:
+        """Make `organization` the caller's active one, once no request in flight relies on another (or
+        SWITCH_WAIT_S passed: a long download in one tab must not stop the other for good). Lock held."""
+        deadline = time.monotonic() + SWITCH_WAIT_S
+        while True:
+            active = self._active_of(caller)
             if active == organization:
                 self._active.put(caller.user_id, active)
                 return
-            status, _ = self.upstream.call_json("PATCH", f"/api/users/{caller.user_id}/", _as_writer(caller),
-                                                {"active_organization": organization})
-            if status != 200:
-                raise Refused(f"Label Studio did not switch you to project {project_id}'s organization "
-                              f"(HTTP {status})", 502)
-            self._active.put(caller.user_id, organization)
+            using = self._in_flight.get(caller.user_id, Counter())
+            left = deadline - time.monotonic()
+            if not any(n for org, n in using.items() if org != organization) or left <= 0:
+                break
+            self._switching.wait(left)
+        status, _ = self.upstream.call_json("PATCH", f"/api/users/{caller.user_id}/", _as_writer(caller),
+                                            {"active_organization": organization})
+        if status != 200:
+            raise Refused(f"Label Studio did not switch you to organization {organization} (HTTP {status})", 502)
+        self._active.put(caller.user_id, organization)
+
+    def projects_everywhere(self, caller: Caller, target: str) -> Any:
+        """A project list (`/api/projects/...`, as the caller asked for it) with the projects of every
+        organization of theirs, read in each in turn; the caller works in the one they were in after.
+        None when they belong to one organization only (the list Label Studio gives is all of it)."""
+        organizations = self.organizations_of(caller)
+        if len(organizations) < 2:
+            return None
+        with self._switching:
+            home = self._active_of(caller)
+        merged: dict[str, Any] = {"count": 0, "next": None, "previous": None, "results": []}
+        for organization in sorted(organizations, key=lambda org: org != home):
+            with self.in_organization(caller, organization):
+                status, page = self.upstream.get_json(target, caller.credentials)
+            if status == 404:  # a page past this organization's last
+                continue
+            items = page.get("results") if isinstance(page, dict) else page
+            if status != 200 or not isinstance(items, list):
+                raise Refused("the gate lists projects in JSON only: ask for JSON", 406)
+            merged["results"] += items
+            merged["count"] += page.get("count", len(items)) if isinstance(page, dict) else len(items)
+        if isinstance(home, int) and home in organizations:
+            with self.in_organization(caller, home):
+                pass
+        return merged
 
     def owns_project(self, caller: Caller, project_id: int) -> bool:
         try:

@@ -17,7 +17,8 @@ from curation.annotate.export import export_to_label_studio
 from curation.annotate.importer import import_from_label_studio
 from curation.core.catalog import Catalog
 from curation.core.config import load_config
-from curation.labelstudio.gate import start_gate
+from curation.labelstudio.gate import CONTROLS, HIDDEN_CONTROLS, PAGE_STYLE, start_gate
+from curation.labelstudio.gate_rules import refused_to_people
 from curation.qc.review import export_reviews, import_reviews
 from curation.qc.shortcut.filter import filter_shortcuts
 from tests.labelstudio import login
@@ -160,7 +161,7 @@ def test_paths_written_another_way_are_refused(scene):
     assert raw(gate, "GET", f"/api/annotations/{encoded}/", cookie) == 403  # Django decodes %xx before routing
     assert raw(gate, "GET", f"/api//annotations/{a['annotation']}/", cookie) == 400
     assert raw(gate, "GET", f"/api/tasks/{c['review_task']}/../../annotations/{a['annotation']}/", cookie) == 400
-    assert raw(gate, "get", f"/api/annotations/{a['annotation']}/", cookie) == 501  # Django would upper-case it
+    assert raw(gate, "get", f"/api/annotations/{a['annotation']}/", cookie) == 405  # Django would upper-case it
     assert raw(gate, "GET", f"/api/tasks/?project={c['review']}&project={a['project']}", cookie) == 403
     # malformed ids are a 400, never a crash of the gate: digits of other scripts, signs, sizes, emptiness
     for odd in ("%C2%B2", "%D9%A3", "-1", "1.0", "0x1", "1e3", "9" * 40, "%00", "%EF%BC%91", "x"):
@@ -262,3 +263,19 @@ def test_reviewer_labels_in_the_browser_through_the_gate(scene):
     with Catalog(scene["catalog"]) as cat:
         counts = import_reviews(cat)
     assert (counts["reviews"], counts["escalated"]) == (1, 1)  # hers differs from ines's B
+
+
+def test_the_pages_hide_exactly_the_controls_the_rules_refuse():
+    """What the gate hides on the pages it serves follows from its rules: the Danger Zone (its Delete Project
+    was refused with a 403 while the page said "Project deleted successfully"), storage and webhooks, creating,
+    importing, the data manager's actions; the settings pages that work for a member stay."""
+    assert refused_to_people("DELETE", "/api/projects/1/") and refused_to_people("POST", "/api/projects/1/import")
+    hidden = set(HIDDEN_CONTROLS)
+    assert {'a[href$="/settings/danger-zone"]', 'a[href$="/settings/storage"]', 'a[href$="/settings/webhooks"]',
+            'button[aria-label="Create new project"]', 'button[data-testid="dm-import-button"]',
+            'button[aria-label="Tasks Actions"]', 'a[href="/organization"]'} <= hidden
+    shown = {c.selector for c in CONTROLS} - hidden
+    assert shown == {'a[href$="/settings/labeling"]', 'a[href$="/settings/annotation"]', 'a[href$="/settings/ml"]',
+                     'a[href$="/settings/predictions"]'}
+    assert all(selector.encode() in PAGE_STYLE for selector in hidden)
+    assert not any(selector.encode() in PAGE_STYLE for selector in shown)
