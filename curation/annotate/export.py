@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
 from curation.annotate.cards import FeedCards
+from curation.annotate.reconcile import Finding, compare, lose_project, mark, standing
 from curation.core.catalog import Catalog
 from curation.core.errors import AnnotationError, UsageError
 from curation.core.resources import resource_text
@@ -31,7 +33,7 @@ from curation.labelstudio.accounts import (
 from curation.labelstudio.client import base_url, connect_as_admin, import_tasks, ls_call
 from curation.labelstudio.guide import guide_html
 from curation.labelstudio.people import check_people, split_names
-from curation.labelstudio.projects import KeptProject, keep_project
+from curation.labelstudio.projects import KeptProject, keep_project, tasks_annotations
 
 
 def _rank(*parts: str) -> str:
@@ -78,17 +80,18 @@ def _check_export(annotators: list[str], *_: Any, add: list[str] | None = None, 
 
 @stage("annotate-export", command="curate annotate export --annotators a,b", batched=True,
        reads=("feeds", "videos", "comments", "media_outputs", "ls_projects", "ls_tasks", "tasks", "qc_projects",
-              "people"),
-       writes=("ls_projects", "ls_tasks", "people"), check=_check_export,
+              "people", "ls_annotations"),
+       writes=("ls_projects", "ls_tasks", "people", "ls_annotations"), check=_check_export,
        summary="one Label Studio authoring project per annotator, each in the annotator's own organization; "
-       "only known people or those named with --add")
+       "only known people or those named with --add; tasks and annotations the server lost or changed named")
 def export_to_label_studio(run: StageRun, annotators: list[str], media_root: Path,
                            feed_ids: list[str] | None = None, passwords: Path | None = None,
                            add: list[str] | None = None, resend_missing: bool = False) -> ExportResult:
     """`annotators` must be people the catalog knows; `add` names new people, whose accounts are
-    made here and who take part as if listed. What the catalog sent is checked against what Label Studio
-    holds: tasks gone from the server are named per person and project, and sent again with
-    `resend_missing` (a feed whose task was already imported stays imported, and is not sent again)."""
+    made here and who take part as if listed. What the catalog sent and imported is checked against what
+    Label Studio holds: tasks gone from the server are named per person and project, with what
+    `resend_missing` does with each (`plan_missing`), and the annotations imported from them that the server
+    lost or changed are named one by one (`curation.annotate.reconcile`)."""
     catalog = run.db
     annotators = check_people(catalog, split_names(annotators), split_names(add), "annotator")
     from_file = read_passwords(passwords)
@@ -108,17 +111,21 @@ def export_to_label_studio(run: StageRun, annotators: list[str], media_root: Pat
     result = ExportResult(run.counts)
     counts = run.counts
     counts.update(feeds=len(feeds), exported=0, already_exported=0, accounts_created=0, per_annotator={},
-                  missing={}, resent=0)
+                  missing={}, resent=0, findings=[])
     run.params.update(resend_missing=resend_missing)
     people = ensure_accounts(catalog, annotators, admin_email, from_file, result, run.run_id)
     already = SentVersions(catalog)
+    name_of = {admin_id: admin_email, **{r[0]: r[1] for r in catalog.con.execute(
+        "SELECT annotator_user_id, annotator FROM ls_projects WHERE base_url = ? AND annotator_user_id IS NOT NULL",
+        [url]).fetchall()}, **{a.user_id: name for name, a in people.items()}}
     shares = {annotator: [k for k in feeds if assigned[k[0]] == annotator] for annotator in annotators}
     with FeedCards(catalog, media_root) as cards, Organizations(client, admin_id, home) as organizations:
         # each person's feeds that look new, rendered while Label Studio answers (a feed stays with its owner)
         cards.render_ahead([[k for k in shares[annotator] if k not in already.now()] for annotator in annotators])
         for annotator in annotators:
             organizations.work_in(people[annotator].organization_id)
-            _send(run, client, people[annotator], shares[annotator], label_config, cards, already, resend_missing)
+            _send(run, client, people[annotator], shares[annotator], label_config, cards, already, resend_missing,
+                  name_of)
     return result
 
 
@@ -153,25 +160,33 @@ class SentVersions:
 
 
 def _send(run: StageRun, client: Any, account: Account, mine: list[FeedKey], label_config: str,
-          cards: FeedCards, already: SentVersions, resend_missing: bool) -> None:
+          cards: FeedCards, already: SentVersions, resend_missing: bool, name_of: dict[int, str]) -> None:
     """One annotator's share: their project made or checked, what the server lost named (and forgotten as
-    sent with `resend_missing`), and the feeds not there yet sent (the admin works in their organization)."""
+    sent with `resend_missing`, where `plan_missing` sends it), the annotations imported from it checked, and
+    the feeds not there yet sent (the admin works in their organization)."""
     catalog, counts, url, annotator = run.db, run.counts, base_url(), account.annotator
     with catalog.transaction():
+        before = catalog.scalar("SELECT project_id FROM ls_projects WHERE base_url = ? AND annotator = ?",
+                                [url, annotator])
         project_id, held, forgot = ensure_project(client, catalog, str(run.run_id), account, label_config,
                                                   cards.media_root)
+        findings = lose_project(catalog, before) if forgot and before is not None else []
         live = live_task_ids(client, catalog, project_id, annotator, held)
-        gone = reconcile(live, catalog, project_id, annotator, resend_missing)
-    if gone:
-        counts["missing"][annotator] = {"project": project_id, "feeds": gone, "resent": resend_missing}
-    if forgot or (gone and resend_missing):
+        plan = reconcile(live, catalog, project_id, annotator, mine, resend_missing)
+        findings += check_annotations(client, catalog, project_id, annotator, name_of)
+    counts["findings"] += [f.record() for f in findings]
+    if plan:
+        counts["missing"][annotator] = {"project": project_id, "feeds": [m.feed for m in plan],
+                                        "resent": resend_missing, "plan": [m.record() for m in plan]}
+    if forgot or (resend_missing and any(m.forget for m in plan)):
         already.forget()
     sent = already.now()
     todo = [k for k in mine if k not in sent]
     if todo and live is not None:  # tasks a killed run sent but never recorded are taken on, not sent twice
         todo = take_on_unrecorded(client, catalog, project_id, annotator, live, todo, str(run.run_id))
     # "already in Label Studio" only for what is there: a task gone from the server is counted as missing
-    counts["already_exported"] += len(mine) - len(todo) - len({k[0] for k in mine if k in sent} & {f for f, _ in gone})
+    gone, going = {m.feed for m in plan}, set(todo)
+    counts["already_exported"] += sum(1 for k in mine if k not in going and k not in gone)
     counts["per_annotator"][annotator] = {"feeds": len(mine), "new": len(todo)}
     if not todo:
         return
@@ -189,8 +204,23 @@ def _send(run: StageRun, client: Any, account: Account, mine: list[FeedKey], lab
     already.add(todo)
     counts["exported"] += len(todo)
     if resend_missing:
-        counts["resent"] += len({f for f, _ in counts["missing"].get(annotator, {}).get("feeds", [])}
-                                & {k[0] for k in todo})
+        counts["resent"] += len({m.feed for m in plan if m.action == SEND} & set(todo))
+
+
+def check_annotations(client: Any, catalog: Catalog, project_id: int, annotator: str, name_of: dict[int, str]
+                      ) -> list[Finding]:
+    """The annotations imported from the project that the server lost or changed since (kept as lost in
+    `ls_annotations`): their tasks' annotations are read only when the catalog imported some."""
+    rows = standing(catalog, project_id)
+    if not rows:
+        return []
+    feed_of = dict(catalog.con.execute("SELECT ls_task_id, feed_id FROM ls_tasks WHERE base_url = ? AND "
+                                       "project_id = ?", [base_url(), project_id]).fetchall())
+    held = tasks_annotations(client, project_id, [r["ls_task_id"] for r in rows if r["ls_task_id"] in feed_of],
+                             f"the annotations in {annotator}'s project")
+    found, present = compare(rows, {t: (feed_of[t], annotations) for t, annotations in held.items()}, name_of)
+    mark(catalog, rows, found, present)
+    return found
 
 
 def live_task_ids(client: Any, catalog: Catalog, project_id: int, annotator: str, held: int | None = None
@@ -255,26 +285,80 @@ def record_tasks(catalog: Catalog, sent: list[tuple[int, int, FeedKey, str]], ru
         catalog.insert_staged("ls_tasks", "sent", table.column_names)
 
 
-def reconcile(live: set[int] | None, catalog: Catalog, project_id: int, annotator: str, resend: bool
-              ) -> list[tuple[str, int]]:
+SEND, KEPT, SUPERSEDED, NOT_CHOSEN = "send", "kept", "superseded", "not chosen"
+
+
+@dataclass(frozen=True)
+class Missing:
+    """A feed version sent to a project whose Label Studio task is gone, and what `--resend-missing` does with
+    it: `SEND` it again; or not: `KEPT` (a task was imported on it, `task`: the catalog keeps it, and sending
+    it again would invite a second one), `SUPERSEDED` (the feed is at version `latest` now, which goes out as
+    any new version does), `NOT_CHOSEN` (the feed is not among this export's feeds)."""
+
+    feed: FeedKey
+    ls_task_id: int
+    action: str
+    task: str | None = None
+    latest: int | None = None
+
+    @property
+    def forget(self) -> bool:
+        """Forgotten as sent under `--resend-missing`: what is sent again, and what will never be."""
+        return self.action in (SEND, SUPERSEDED)
+
+    def why_not(self) -> str:
+        """Why `--resend-missing` does not send it, in a few words."""
+        return {KEPT: f"imported as {self.task}, which the catalog keeps",
+                SUPERSEDED: f"the feed is at v{self.latest} now", NOT_CHOSEN: "not among this export's feeds",
+                SEND: ""}[self.action]
+
+    def record(self) -> dict[str, Any]:
+        return {"feed": self.feed[0], "version": self.feed[1], "ls_task_id": self.ls_task_id, "action": self.action,
+                "why_not": self.why_not() or None}
+
+
+def plan_missing(catalog: Catalog, gone: list[dict[str, Any]], project_id: int, mine: list[FeedKey]
+                 ) -> list[Missing]:
+    """What `--resend-missing` does with each feed version whose task the project lost: the one decision that
+    both the warning without the option and the sending with it follow."""
+    imported = {(r["feed_id"], r["base_feed_version"]): f"{r['task_id']} v{r['version']}" for r in catalog.rows(
+        "SELECT feed_id, base_feed_version, task_id, version FROM tasks WHERE ls_project_id IS NOT NULL "
+        "QUALIFY row_number() OVER (PARTITION BY feed_id, base_feed_version ORDER BY ls_project_id = ? DESC, "
+        "created_at DESC, version DESC) = 1", [project_id])}
+    chosen = set(mine)
+    latest = dict(mine)
+    plan = []
+    for row in gone:
+        key = (row["feed_id"], row["feed_version"])
+        if key in imported:
+            plan.append(Missing(key, row["ls_task_id"], KEPT, task=imported[key]))
+        elif key in chosen:
+            plan.append(Missing(key, row["ls_task_id"], SEND))
+        elif key[0] in latest:
+            plan.append(Missing(key, row["ls_task_id"], SUPERSEDED, latest=latest[key[0]]))
+        else:
+            plan.append(Missing(key, row["ls_task_id"], NOT_CHOSEN))
+    return sorted(plan, key=lambda m: m.feed)
+
+
+def reconcile(live: set[int] | None, catalog: Catalog, project_id: int, annotator: str, mine: list[FeedKey],
+              resend: bool) -> list[Missing]:
     """The feeds the catalog sent to this project whose Label Studio tasks are gone (deleted on the server,
-    or a restored backup that predates them): (feed, version), named either way; with `resend`, forgotten
-    as sent so that this export sends them again, unless the catalog already imported a task written on
-    that feed version (the annotation is kept in the catalog; sending the feed again would invite a
-    second task). `live`: the project's task ids, None when it holds what the catalog recorded. An id Label
-    Studio gave again after a restore is taken from the lost task when the export records the new one (only
-    the toolkit adds tasks)."""
+    or a restored backup that predates them), each with what `resend` does with it (`plan_missing`); with
+    `resend`, those it sends again, and those it never will, are forgotten as sent. `live`: the project's task
+    ids, None when it holds what the catalog recorded. `mine`: this export's feed versions for the person. An
+    id Label Studio gave again after a restore is taken from the lost task when the export records the new
+    one (only the toolkit adds tasks)."""
     if live is None:
         return []
     url = base_url()
     gone = catalog.rows("SELECT ls_task_id, feed_id, feed_version FROM ls_tasks WHERE base_url = ? AND project_id = ? "
                         "AND annotator = ? AND NOT list_contains(?, ls_task_id)",
                         [url, project_id, annotator, sorted(live)])
+    plan = plan_missing(catalog, gone, project_id, mine)
     if resend:
-        imported = {(r[0], r[1]) for r in catalog.con.execute(
-            "SELECT feed_id, base_feed_version FROM tasks WHERE ls_project_id = ?", [project_id]).fetchall()}
-        for row in gone:
-            if (row["feed_id"], row["feed_version"]) not in imported:
-                catalog.con.execute("DELETE FROM ls_tasks WHERE base_url = ? AND ls_task_id = ?",
-                                    [url, row["ls_task_id"]])
-    return sorted((r["feed_id"], r["feed_version"]) for r in gone)
+        forgotten = [m.ls_task_id for m in plan if m.forget]
+        if forgotten:
+            catalog.con.execute("DELETE FROM ls_tasks WHERE base_url = ? AND list_contains(?, ls_task_id)",
+                                [url, forgotten])
+    return plan

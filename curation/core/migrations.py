@@ -826,4 +826,51 @@ MIGRATIONS: list[str] = [
     COMMENT ON COLUMN feed_coherence.label_share IS
         'Share of labelled anchor videos in the anchor''s most common value of that label.';
     """,
+    """
+    -- every annotation the import read from Label Studio, kept as it was read, and what the server lost of
+    -- them (an annotation deleted there, or a restored backup that predates it): the catalog's tasks alone
+    -- could not say which annotation stood for a task once the server's copy was gone. Annotations imported
+    -- before this schema are taken from the tasks they became (their result was not kept then)
+    CREATE TABLE ls_annotations (
+        task_id VARCHAR NOT NULL, task_version INTEGER NOT NULL, ls_annotation_id INTEGER NOT NULL,
+        base_url VARCHAR, project_id INTEGER, ls_task_id INTEGER, feed_id VARCHAR, feed_version INTEGER,
+        person VARCHAR, completed_by INTEGER, result JSON, annotation_sha256 VARCHAR, annotated_at TIMESTAMP,
+        imported_at TIMESTAMP, run_id VARCHAR, lost_at TIMESTAMP, lost_how VARCHAR,
+        PRIMARY KEY (task_id, task_version, ls_annotation_id)
+    );
+    INSERT INTO ls_annotations (task_id, task_version, ls_annotation_id, base_url, project_id, ls_task_id, feed_id,
+                                feed_version, person, annotation_sha256, annotated_at, imported_at, run_id)
+    SELECT t.task_id, t.version, t.ls_annotation_id,
+           (SELECT min(p.base_url) FROM ls_projects p WHERE p.project_id = t.ls_project_id), t.ls_project_id,
+           t.ls_task_id, t.feed_id, t.base_feed_version, t.author, t.annotation_sha256, t.annotated_at,
+           t.created_at, t.run_id
+    FROM tasks t JOIN runs r ON r.run_id = t.run_id AND r.stage = 'annotate-import'
+    WHERE t.ls_annotation_id IS NOT NULL AND t.ls_project_id IS NOT NULL;
+    COMMENT ON TABLE ls_annotations IS
+        'An authoring annotation as the import read it from Label Studio, and the task version it stands for.';
+    COMMENT ON COLUMN ls_annotations.task_id IS 'The task (tasks.task_id) the annotation was read as.';
+    COMMENT ON COLUMN ls_annotations.task_version IS
+        'The task version it stands for (a re-written answer the same as before stands for the same version).';
+    COMMENT ON COLUMN ls_annotations.ls_annotation_id IS 'Label Studio''s annotation id.';
+    COMMENT ON COLUMN ls_annotations.base_url IS 'The Label Studio server''s URL.';
+    COMMENT ON COLUMN ls_annotations.project_id IS 'Label Studio''s project id (ls_projects).';
+    COMMENT ON COLUMN ls_annotations.ls_task_id IS 'The Label Studio task it was written on.';
+    COMMENT ON COLUMN ls_annotations.feed_id IS 'The feed that task carried.';
+    COMMENT ON COLUMN ls_annotations.feed_version IS
+        'The feed version that task carried: with the project, feed and person, the authoring item.';
+    COMMENT ON COLUMN ls_annotations.person IS 'Who wrote it (its completed_by), by name.';
+    COMMENT ON COLUMN ls_annotations.completed_by IS 'Label Studio''s user id of who wrote it.';
+    COMMENT ON COLUMN ls_annotations.result IS
+        'The annotation''s result as Label Studio gave it (JSON); NULL for one imported before schema 25.';
+    COMMENT ON COLUMN ls_annotations.annotation_sha256 IS 'Hash of the result.';
+    COMMENT ON COLUMN ls_annotations.annotated_at IS 'When it was last changed in Label Studio (its updated_at).';
+    COMMENT ON COLUMN ls_annotations.imported_at IS 'When the import read it (UTC).';
+    COMMENT ON COLUMN ls_annotations.run_id IS 'The import run (runs.run_id) that wrote this row.';
+    COMMENT ON COLUMN ls_annotations.lost_at IS
+        'When an export or import found the server without it (UTC); NULL while the server has it.';
+    COMMENT ON COLUMN ls_annotations.lost_how IS
+        'What the server lost: the annotation, its task, or the whole project; NULL while the server has it.';
+    COMMENT ON COLUMN tasks.ls_annotation_id IS
+        'The Label Studio annotation the version was read from (the task is its authoring item: ls_annotations).';
+    """,
 ]

@@ -8,6 +8,7 @@ A project deleted on the server is forgotten with the tasks sent to it, and made
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -15,7 +16,7 @@ from typing import Any, NamedTuple
 from curation.core.catalog import Catalog
 from curation.core.errors import AnnotationError
 from curation.core.fingerprint import json_sha256
-from curation.labelstudio.client import base_url, ls_call
+from curation.labelstudio.client import base_url, ls_call, refused
 from curation.labelstudio.guide import same_html
 from curation.tasks.reasons import Reason
 
@@ -150,6 +151,36 @@ def send_tasks(client: Any, project_id: int, payload: list[dict[str, Any]], what
 def project_tasks(client: Any, project_id: int, what: str) -> list[dict[str, Any]]:
     """Every task of a project with its annotations, oldest first."""
     return sorted(ls_call(what, client.projects.exports.as_json, project_id), key=lambda t: t["id"])
+
+
+ANNOTATIONS_PAGE = 200  # task ids named in one listing's query
+# What the listing keeps of each task: its id and annotations, and of each annotation these fields. Label Studio
+# applies one `include` to the task and to its annotations alike (with "id,annotations" alone an annotation is
+# its id), so the annotation's fields are named beside the task's.
+ANNOTATION_FIELDS = "id,annotations,result,completed_by,updated_by,updated_at,was_cancelled"
+
+
+def tasks_annotations(client: Any, project_id: int, task_ids: Sequence[int], what: str
+                      ) -> dict[int, list[dict[str, Any]]]:
+    """Task id -> its annotations (as dicts, the export format's fields), for the tasks `task_ids` the project
+    still holds; a task it no longer holds is left out. The data manager's listing of the named ids, a page at a
+    time, each task with its id and annotations only: the full export also sends every card (2 MB a page)."""
+    found: dict[int, list[dict[str, Any]]] = {}
+    chosen = sorted(set(task_ids))
+    for start in range(0, len(chosen), ANNOTATIONS_PAGE):
+        page = chosen[start:start + ANNOTATIONS_PAGE]
+        query = json.dumps({"selectedItems": {"all": False, "included": page}})
+        response = ls_call(what, client._client_wrapper.httpx_client.request, "api/tasks/", method="GET",
+                           params={"project": project_id, "fields": "all", "include": ANNOTATION_FIELDS,
+                                   "query": query, "page_size": ANNOTATIONS_PAGE, "page": 1})
+        try:
+            answer = response.json()
+        except ValueError:
+            answer = None
+        if not 200 <= response.status_code < 300 or not isinstance(answer, dict):
+            raise refused(what, response.status_code, answer)
+        found.update((int(t["id"]), list(t.get("annotations") or [])) for t in answer.get("tasks") or [])
+    return found
 
 
 def latest_annotation(task: dict[str, Any]) -> dict[str, Any] | None:

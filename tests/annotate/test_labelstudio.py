@@ -171,7 +171,8 @@ def test_import_tasks_versions_feed_edits_and_needs_fix(exported, label_studio):
     counts = run_traced(cat, "annotate-import", lambda: import_from_label_studio(cat, FEEDS))
     assert counts == {"annotations": 7, "new": 6, "new_versions": 0, "renamed": 0, "unchanged": 0, "needs_fix": 2,
                       "skipped_by_annotator": 1, "written_by_someone_else": 0,
-                      "gone_from_label_studio": 0}
+                      "gone_from_label_studio": 0, "annotations_lost": 0, "changed": 0, "written_again": 0,
+                      "older_on_server": 0, "older_duplicates": 0, "findings": []}
     rows = {r["ls_task_id"]: r for r in cat.rows(
         "SELECT t.*, s.state, (SELECT reason FROM task_transitions x WHERE x.task_id = t.task_id AND x.version = "
         "t.version AND x.to_state = 'needs_fix') AS reason FROM tasks t JOIN task_states s USING (task_id, version)")}

@@ -62,17 +62,29 @@ def test_tasks_deleted_on_the_server_are_named_resent_and_never_duplicated(clust
     out = curate(*base, "annotate", "export", "--annotators", PERSON)
     assert out.returncode == 0, out.stderr
     assert "6 feeds: 0 exported, 3 already in Label Studio" in out.stdout  # no longer "6 already there"
-    assert (f"warning: {PERSON}: 3 feeds sent to project {project} are no longer in Label Studio" in out.stdout
-            and "--resend-missing` sends them again" in out.stdout)
+    with Catalog(db, read_only=True) as cat:
+        task_id = cat.scalar("SELECT task_id FROM tasks")
+    written_on, resendable = sent[0], sent[1:3]
+    shown = ", ".join(f"{r['feed_id']} v1" for r in sorted(resendable, key=lambda r: r["feed_id"]))
+    (line,) = [x for x in out.stdout.splitlines() if f"warning: {PERSON}: 3 feeds sent to project {project}" in x]
+    # what the warning says --resend-missing will do is what it does, below: the imported feed stays
+    assert f"--resend-missing` sends 2 of them again ({shown})" in line, line
+    assert line.endswith(f"not sent again: {written_on['feed_id']} v1 (imported as {task_id} v1, which the catalog "
+                         "keeps)"), line
     imported = curate(*base, "annotate", "import")
-    assert "1 tasks imported before are no longer in Label Studio" in imported.stdout, imported.stdout
+    named = [x for x in imported.stdout.splitlines() if x.startswith(f"  warning: {task_id} v1 ({PERSON}): ")]
+    assert len(named) == 1 and f"Label Studio task {written_on['ls_task_id']} (project {project}) is gone" in named[0]
     with Catalog(db, read_only=True) as cat:
         assert cat.scalar("SELECT count(*) FROM tasks") == 1  # her annotation stays in the catalog
 
     again = curate(*base, "annotate", "export", "--annotators", PERSON, "--resend-missing")
     assert again.returncode == 0, again.stderr
-    assert "2 exported" in again.stdout  # the imported one is not sent again
+    assert "2 exported" in again.stdout and f"sent again: {shown}" in again.stdout
     assert len(live_tasks(ls_client, org, project)) == 5
+    with Catalog(db, read_only=True) as cat:
+        resent = cat.rows("SELECT feed_id FROM ls_tasks WHERE project_id = ? AND NOT list_contains(?, ls_task_id) "
+                          "ORDER BY feed_id", [project, [r["ls_task_id"] for r in sent]])
+    assert ", ".join(f"{r['feed_id']} v1" for r in resent) == shown
 
 
 def authoring_projects(ls_client, organization: int, title: str) -> list[int]:
