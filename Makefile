@@ -18,7 +18,7 @@ LLM_STAMP := $(LLM_VENV)/.installed
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
 	-DGGML_AVX512=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_BF16=OFF
 
-.PHONY: setup feeds test bench lint ffmpeg browser labelstudio labelstudio-backup labelstudio-restore llm clean
+.PHONY: setup feeds test bench lint ffmpeg nginx browser labelstudio labelstudio-backup labelstudio-restore llm clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,12 @@ ffmpeg:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ffmpeg >/dev/null; }
 
 setup: $(STAMP) ffmpeg
+
+# Debian's nginx: the TLS proxy of docs/deployment.md, which the browser tests put in front of the gate.
+nginx:
+	@command -v nginx >/dev/null 2>&1 || test -x /usr/sbin/nginx || { \
+	  echo "installing nginx-light with apt-get"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light >/dev/null; }
 
 # Label Studio in a venv of its own: it pins openai<2 and pyarrow<25.
 $(LS_STAMP):
@@ -78,23 +84,24 @@ browser:
 # foreground, on LS_GATE_HOST:LS_GATE_PORT (default 127.0.0.1:8081; 0.0.0.0 for annotators on other
 # machines); LS_PUBLIC_URL is the address they open when a TLS proxy sits in front (docs/deployment.md).
 # The gate prints its URL and announces it in the data folder, and every export tells people that URL.
+# Ctrl-C stops both.
 LS_DATA ?= build/labelstudio
 LABEL_STUDIO_PORT ?= 8080
 LS_GATE_HOST ?= 127.0.0.1
 LS_GATE_PORT ?= 8081
 LS_PUBLIC_URL ?=
 labelstudio: setup $(LS_STAMP)
-	$(PY) -m curation.labelstudio.server --data-dir $(LS_DATA) --port $(LABEL_STUDIO_PORT)
-	$(PY) -m curation.labelstudio.gate --upstream http://127.0.0.1:$(LABEL_STUDIO_PORT) --host $(LS_GATE_HOST) \
-	  --port $(LS_GATE_PORT) --data-dir $(LS_DATA) --public-url "$(LS_PUBLIC_URL)"
+	$(PY) -m curation.labelstudio.launch --data-dir $(LS_DATA) --port $(LABEL_STUDIO_PORT) \
+	  --gate-host $(LS_GATE_HOST) --gate-port $(LS_GATE_PORT) --public-url "$(LS_PUBLIC_URL)"
 
-# One .tar.gz of LS_DATA in BACKUPS while Label Studio keeps running; a restore (BACKUP=file) needs it
-# stopped and keeps the folder it replaces (docs/deployment.md, "Backups").
-BACKUPS ?= backups
+# One .tar.gz of LS_DATA (mode 0600) in BACKUPS while Label Studio keeps running (default: outside the
+# checkout, in ~/.local/state/livingscreen/labelstudio-backups); a restore (BACKUP=file) needs it stopped
+# and keeps the folder it replaces (docs/deployment.md, "Backups").
+BACKUPS ?=
 labelstudio-backup: setup
-	$(PY) -m curation.labelstudio.backup backup --data-dir $(LS_DATA) --to $(BACKUPS)
+	$(PY) -m curation.labelstudio.backup backup --data-dir $(LS_DATA) $(if $(BACKUPS),--to $(BACKUPS))
 labelstudio-restore: setup
-	@test -n "$(BACKUP)" || { echo "name the backup: make labelstudio-restore BACKUP=backups/label-studio-….tar.gz"; exit 2; }
+	@test -n "$(BACKUP)" || { echo "name the backup: make labelstudio-restore BACKUP=…/label-studio-<time>.tar.gz"; exit 2; }
 	$(PY) -m curation.labelstudio.backup restore $(BACKUP) --data-dir $(LS_DATA)
 
 FEEDS ?= 50
@@ -113,7 +120,7 @@ feeds: setup
 	@echo "feeds:    build/feeds/ (one JSON per feed + feeds.jsonl)"
 	@echo "reports:  build/reports/clusters.html, build/reports/feeds.html"
 
-test: setup $(LS_STAMP) $(LLM_STAMP) $(RUNNER_STAMP) browser
+test: setup $(LS_STAMP) $(LLM_STAMP) $(RUNNER_STAMP) browser nginx
 	$(PY) -m ruff check curation tests bench
 	$(PY) -m pytest -q
 

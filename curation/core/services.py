@@ -32,18 +32,27 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def wait_http(url: str, name: str, timeout_s: float, proc: subprocess.Popen | None = None,
-              interval_s: float = 0.5) -> None:
-    """Poll `url` until it answers 200; fail early when `proc` has exited."""
-    deadline = time.time() + timeout_s
-    while time.time() < deadline:
+def wait_http(url: str, name: str, timeout_s: float | None, proc: subprocess.Popen | None = None,
+              interval_s: float = 0.5, log: Path | None = None) -> None:
+    """Poll `url` until it answers 200; fail early, with the end of its `log`, when `proc` has exited.
+    `timeout_s=None` waits for as long as `proc` lives (a first start may take minutes on a busy machine),
+    saying every 30 s that it still waits."""
+    started = time.monotonic()
+    said = started
+    while timeout_s is None or time.monotonic() - started < timeout_s:
         if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"{name} exited with code {proc.returncode} before it was ready")
+            tail = log.read_text(encoding="utf-8", errors="replace")[-1500:] if log and log.is_file() else ""
+            raise RuntimeError(f"{name} exited with code {proc.returncode} before it was ready"
+                               + (f"; the end of {log}:\n{tail}" if tail else ""))
         try:
             with urllib.request.urlopen(url, timeout=5) as response:
                 if response.status == 200:
                     return
         except OSError:
             pass
+        if timeout_s is None and time.monotonic() - said >= 30:
+            said = time.monotonic()
+            print(f"{name} is still starting ({said - started:.0f} s)" + (f"; its log: {log}" if log else ""),
+                  flush=True)
         time.sleep(interval_s)
     raise TimeoutError(f"{name} at {url} not ready after {timeout_s:.0f} s")

@@ -10,8 +10,12 @@ After a restore, `curate annotate export` names the tasks sent after the backup 
 longer holds, and `--resend-missing` sends them again; annotations imported before stay in the catalog
 (docs/deployment.md, "Backups").
 
-    python -m curation.labelstudio.backup backup --data-dir build/labelstudio --to backups/
-    python -m curation.labelstudio.backup restore backups/label-studio-20261204T101500Z.tar.gz \
+A backup holds the key that signs logins and every password hash: it is written readable by its owner
+only (0600), by default in `~/.local/state/livingscreen/labelstudio-backups` (0700), outside any checkout.
+
+    python -m curation.labelstudio.backup backup --data-dir build/labelstudio [--to FOLDER]
+    python -m curation.labelstudio.backup restore \
+        ~/.local/state/livingscreen/labelstudio-backups/label-studio-20261204T101500Z.tar.gz \
         --data-dir build/labelstudio
 """
 
@@ -34,6 +38,12 @@ DATABASE = "label_studio.sqlite3"
 SKIPPED = {f"{DATABASE}-wal", f"{DATABASE}-shm", f"{DATABASE}-journal", "gate.json"}
 
 
+def default_folder() -> Path:
+    """Where backups go unless told: the user's state folder, never inside a checkout (nor in git)."""
+    state = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+    return state / "livingscreen" / "labelstudio-backups"
+
+
 def _stamp() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
 
@@ -47,13 +57,15 @@ def backup(data_dir: Path, to: Path) -> Path:
     target = to if to.name.endswith((".tar.gz", ".tgz")) else to / f"label-studio-{_stamp()}.tar.gz"
     if target.exists():
         raise StateError(f"{target} exists already: a backup never overwrites another")
-    target.parent.mkdir(parents=True, exist_ok=True)
+    if not target.parent.exists():
+        target.parent.mkdir(parents=True, mode=0o700)
     with tempfile.TemporaryDirectory(dir=target.parent) as scratch:
         copy = Path(scratch) / DATABASE
         with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as source, sqlite3.connect(copy) as dest:
             source.backup(dest)
         partial = Path(scratch) / "partial.tar.gz"
-        with tarfile.open(partial, "w:gz") as archive:
+        with os.fdopen(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as raw, \
+                tarfile.open(fileobj=raw, mode="w:gz") as archive:
             archive.add(copy, arcname=DATABASE)
             for path in sorted(data_dir.rglob("*")):
                 relative = path.relative_to(data_dir)
@@ -116,8 +128,8 @@ def main(argv: list[str] | None = None) -> None:
     commands = parser.add_subparsers(dest="command", required=True)
     made = commands.add_parser("backup", help="one .tar.gz of the data folder (the server may keep running)")
     made.add_argument("--data-dir", type=Path, default=Path("build/labelstudio"))
-    made.add_argument("--to", type=Path, default=Path("backups/"),
-                      help="a folder (a dated file in it) or a file name ending .tar.gz")
+    made.add_argument("--to", type=Path, default=default_folder(),
+                      help=f"a folder (a dated file in it) or a file name ending .tar.gz (default: {default_folder()})")
     back = commands.add_parser("restore", help="the data folder from a backup (stop the server first)")
     back.add_argument("archive", type=Path)
     back.add_argument("--data-dir", type=Path, default=Path("build/labelstudio"))

@@ -26,7 +26,7 @@ from curation.corpus.playable import rule_context
 from curation.labelstudio.accounts import ExportResult, Wanted, choose_password, provision_members
 from curation.labelstudio.client import ls_call
 from curation.labelstudio.guide import guide_html
-from curation.labelstudio.people import check_people, remember_person, split_names
+from curation.labelstudio.people import check_people, known_people, remember_person, same_person, split_names
 from curation.labelstudio.projects import feedback_text, read_fields, update_task_data
 from curation.labelstudio.render import list_fields, render_feed, state_text
 from curation.labelstudio.workspace import Session, fresh_answers, group_project, open_session, send_missing
@@ -154,24 +154,29 @@ def read_decision(fields: dict[str, Any], task: dict[str, Any], base: Feed, feed
     return (None, {}, problems) if problems else (decision, {"draft": draft, "fields": stored_fields(record)}, [])
 
 
-def _who(session: Session, fields: dict[str, Any], annotation: dict[str, Any]) -> str:
-    if fields.get("decided_by"):
-        return " ".join(fields["decided_by"].split())
+def _who(session: Session, fields: dict[str, Any], annotation: dict[str, Any], known: set[str]) -> str:
+    """The deciding member by the name the catalog knows them by, whether she typed it (in any case) or it is
+    the account that submitted: one person is named one way wherever the catalog shows her."""
+    typed = [" ".join(name.split()) for name in str(fields.get("decided_by") or "").split(",") if name.strip()]
+    if typed:  # one name, several ("ana, ben"), or words of their own ("group meeting 1")
+        return ", ".join(same_person(name, known) or name for name in typed)
     user = annotation.get("completed_by")
     try:
-        return str(ls_call("who decided", session.client.users.get, id=user).email)
+        email = str(ls_call("who decided", session.client.users.get, id=user).email)
     except AnnotationError:  # refused (a deleted account, another organization) or no answer: the id says who
         return f"Label Studio user {user}"
+    return same_person(email, known) or email
 
 
 @stage("qc-adjudicate-import", command="curate qc adjudicate import", batched=True,
        reads=("qc_projects", "qc_items", "tasks", "task_transitions", "feeds", "reviews", "decisions", "videos",
-              "media_files", "media_outputs", "comments"),
+              "media_files", "media_outputs", "comments", "ls_projects", "people"),
        writes=("decisions", "tasks", "task_transitions"),
        summary="the group's decisions back: kept, deleted (with reasons) or revised (a new version goes round again)")
 def import_adjudication(run: StageRun, sources: dict[str, SourceConfig] | None = None) -> dict[str, Any]:
     catalog = run.db
     session = open_session()
+    known = known_people(catalog)
     run.counts.update(decisions=0, kept=0, deleted=0, revised=0, unchanged=0, needs_fix=0, undecided=0,
                       changed_after_decision=0, no_longer_escalated=0)
 
@@ -195,7 +200,7 @@ def import_adjudication(run: StageRun, sources: dict[str, SourceConfig] | None =
         if decision is None:
             run.counts["needs_fix"] += 1
             continue
-        who = _who(session, fields, annotation)
+        who = _who(session, fields, annotation, known)
         with catalog.transaction():
             revised = _revise(run, row, change, who) if decision == "revise" else None
             reasons = change.get("delete_reasons") or []

@@ -1,13 +1,14 @@
 """Issue 42: Ray as the distributed engine it is, on a real two-node cluster (two `ray start` nodes of one
 CPU each on this machine). Both nodes run tasks at the same time; results reach the driver while the job
 still runs (streamed, not held until the end); work no node can hold is refused at once; Ctrl-C on a real
-`curate embed --executor ray` stops the job, records the run as interrupted and leaves the catalog as
-it was."""
+`curate embed --executor ray` stops the job, records the run as interrupted and keeps the batches it
+committed. The cluster is started by the commands docs/deployment.md gives a team."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -38,16 +39,46 @@ def _ray(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(RAY), *args], env=ENV, capture_output=True, text=True, timeout=180)
 
 
+def documented_commands() -> dict[str, str]:
+    """The shell lines of docs/deployment.md's Ray section, by where they run: head, worker, driver."""
+    text = (ROOT / "docs" / "deployment.md").read_text(encoding="utf-8")
+    section = text.split("## Running the heavy stages on a Ray cluster", 1)[1]
+    block = re.search(r"```sh\n(.*?)```", section, flags=re.S)
+    assert block, "docs/deployment.md's Ray section lost its commands"
+    parts: dict[str, list[str]] = {}
+    where = ""
+    for line in block[1].splitlines():
+        if line.startswith("# on "):
+            where = "head" if "head" in line else "driver" if "driver" in line else "worker"
+        elif line.strip():
+            parts.setdefault(where, []).append(line)
+    assert set(parts) == {"head", "worker", "driver"}, parts
+    return {k: "\n".join(v) for k, v in parts.items()}
+
+
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[str]:
-    """A head node and a worker node, one CPU each, as an operator starts them."""
+def cluster(tmp_path_factory) -> Iterator[str]:
+    """A head node and a worker node, one CPU each, started by the commands docs/deployment.md gives (this
+    machine's address and one CPU each put in; a home of its own, so the head's token is the test's)."""
+    home = tmp_path_factory.mktemp("ray-home")
     address = f"127.0.0.1:{_free_port()}"
-    head = _ray("start", "--head", f"--port={address.split(':')[1]}", "--num-cpus=1", "--include-dashboard=false",
-                "--disable-usage-stats")
-    assert head.returncode == 0, head.stderr
+    commands = documented_commands()
+
+    def run(where: str) -> None:
+        script = (commands[where].replace("head.example.org:6379", address)
+                  .replace("--port=6379", f"--port={address.split(':')[1]}")
+                  .replace("--num-cpus=4", "--num-cpus=1").replace(".venv/bin/", f"{ROOT}/.venv/bin/"))
+        done = subprocess.run(["bash", "-euc", script], cwd=home, env={**ENV, "HOME": str(home)},
+                              capture_output=True, text=True, timeout=180)
+        assert done.returncode == 0, f"{where}: {done.stderr[-3000:]}"
+
     try:
-        worker = _ray("start", f"--address={address}", "--num-cpus=1")
-        assert worker.returncode == 0, worker.stderr
+        run("head")
+        ENV["RAY_AUTH_TOKEN"] = (home / "ray-token").read_text(encoding="utf-8").strip()
+        assert ENV["RAY_AUTH_TOKEN"], "the head made no token"
+        run("worker")
+        driver = commands["driver"]
+        assert "RAY_ADDRESS=head.example.org:6379" in driver and "--executor ray" in driver  # what the tests run
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             nodes = _script(address, "import ray; ray.init(address=ADDRESS); "
@@ -58,6 +89,7 @@ def cluster() -> Iterator[str]:
         yield address
     finally:
         _ray("stop", "--force")
+        ENV.pop("RAY_AUTH_TOKEN", None)
 
 
 def _script(address: str, code: str, *args: str, timeout: float = 300) -> str:
@@ -118,11 +150,12 @@ def test_work_no_node_can_hold_is_refused_at_once(cluster, tmp_path):
     assert float(seconds) < 30 and "no node of the Ray cluster can run a worker that needs 1 CPU, 1 GPU" in message
 
 
-def test_ctrl_c_stops_a_ray_embed_and_leaves_the_catalog_as_it_was(cluster, embedded_catalog_file, tmp_path):
+def test_ctrl_c_stops_a_ray_embed_which_keeps_the_batches_it_merged(cluster, embedded_catalog_file, tmp_path):
     db = tmp_path / "c.duckdb"
     shutil.copy(embedded_catalog_file, db)
     with duckdb.connect(str(db)) as con:
         con.execute("DELETE FROM embeddings")
+        pending = con.execute("SELECT count(DISTINCT text_sha256) FROM keyword_sets").fetchone()[0]
     config = tmp_path / "ray.toml"
     config.write_text(f'[embedding]\nbatch_size = 8\n[executor]\nkind = "ray"\nshard_dir = "{tmp_path / "shards"}"\n',
                       encoding="utf-8")
@@ -146,9 +179,12 @@ def test_ctrl_c_stops_a_ray_embed_and_leaves_the_catalog_as_it_was(cluster, embe
     assert embed.returncode == 130, err[-2000:]
     assert stopped < 30, stopped
     with duckdb.connect(str(db), read_only=True) as con:
-        assert con.execute("SELECT status FROM runs WHERE stage = 'embed' ORDER BY started_at DESC LIMIT 1"
-                           ).fetchone()[0] == "interrupted"
-        assert con.execute("SELECT count(*) FROM embeddings").fetchone()[0] == 0  # one transaction, rolled back
+        run_id, status = con.execute("SELECT run_id, status FROM runs WHERE stage = 'embed' "
+                                     "ORDER BY started_at DESC LIMIT 1").fetchone()
+        assert status == "interrupted"
+        kept, theirs = con.execute("SELECT count(*), count(*) FILTER (run_id = ?) FROM embeddings",
+                                   [run_id]).fetchone()
+        assert kept == theirs < pending  # stopped part-way; what it merged is its own, each batch committed
     # nothing of the job runs on after it: the cluster's tasks all ended
     code = textwrap.dedent("""
         import time, ray

@@ -1,4 +1,8 @@
-"""A real Label Studio server for the suite (fresh data dir, free port, started once), and logging in as a person."""
+"""A real Label Studio server for the suite (fresh data dir, free port, started once), and logging in as a person.
+
+It is started as a team starts it behind the TLS proxy of docs/deployment.md: with the public URL the proxy
+serves (`https://127.0.0.1:<a port kept for it>`, `public_url`), which `tests/labelstudio/proxy.py` puts
+nginx on in front of a gate."""
 
 from __future__ import annotations
 
@@ -20,9 +24,12 @@ def label_studio(tmp_path_factory):
     data = tmp_path_factory.mktemp("labelstudio")
     media = tmp_path_factory.mktemp("served") / "media"
     token = secrets.token_hex(20)
-    port = free_port()
+    port, proxy_port = free_port(), free_port()
+    while proxy_port == port:
+        proxy_port = free_port()
+    public_url = f"https://127.0.0.1:{proxy_port}"
     log = data / "server.log"
-    proc = start_server(data / "data", port, ADMIN, PASSWORD, token, media_root=media, log=log)
+    proc = start_server(data / "data", port, ADMIN, PASSWORD, token, media_root=media, log=log, public_url=public_url)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_ready(url, timeout_s=240, proc=proc)
@@ -35,7 +42,7 @@ def label_studio(tmp_path_factory):
     os.environ.update(LABEL_STUDIO_URL=url, LABEL_STUDIO_API_KEY=token, LABEL_STUDIO_DATA_DIR=str(data / "data"),
                       LABEL_STUDIO_ANNOTATOR_PASSWORD=annotator_password)
     yield {"url": url, "token": token, "media": media, "admin": ADMIN, "password": PASSWORD,
-           "annotator_password": annotator_password}
+           "annotator_password": annotator_password, "public_url": public_url}
     for key, value in saved.items():
         if value is None:
             os.environ.pop(key, None)
@@ -59,10 +66,16 @@ def ls_client(label_studio):
 
 
 def login(url: str, email: str, password: str):
-    """A browser-like session logged in through Label Studio's own login form, or AssertionError."""
+    """A browser-like session logged in through Label Studio's own login form, or AssertionError. Like a
+    browser it sends its page's `Origin` with every request (Django's CSRF check compares it)."""
     import requests
 
+    from curation.labelstudio.server import origin
+
     session = requests.Session()
+    session.headers["Origin"] = origin(url)
+    if url.startswith("https://"):  # the test proxy's certificate is self-signed (and REQUESTS_CA_BUNDLE would
+        session.trust_env, session.verify = False, False  # override `verify` if the environment were read)
     session.get(f"{url}/user/login/", timeout=30)
     response = session.post(f"{url}/user/login/", timeout=30, allow_redirects=False,
                             data={"email": email, "password": password,

@@ -1,6 +1,7 @@
-"""Label Studio's own frontend through the access gate, recorded: an annotator and a reviewer each work a
-whole session in chromium with their own login (Label All Tasks to the end, submit, skip, update, the
-instructions, the account page and its token, the data manager's filters and columns). Every request the
+"""Label Studio's own frontend through the access gate behind the documented TLS proxy (nginx, https),
+recorded: an annotator and a reviewer each work a whole session in chromium with their own login (Label
+All Tasks to the end, submit, skip, update, the instructions, the account page and its token, the data
+manager's filters and columns). Every request the
 page makes is recorded; none that the gate answered itself (`X-Access-Gate: refused`) may be on the
 person's own objects, and the work done in the page is really in Label Studio and in the catalog after."""
 
@@ -14,17 +15,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+import requests
 
 from curation.annotate.export import export_to_label_studio
 from curation.annotate.importer import import_from_label_studio
 from curation.core.catalog import Catalog
 from curation.core.config import load_config
-from curation.labelstudio.gate import HIDDEN_CONTROLS, REFUSED_HEADER, start_gate
+from curation.labelstudio.gate import CONTROLS, HIDDEN_CONTROLS, REFUSED_HEADER, start_gate
 from curation.qc.adjudicate import export_adjudication, import_adjudication
 from curation.qc.review import export_reviews, import_reviews
 from curation.qc.shortcut.filter import filter_shortcuts
 from tests.annotate.test_browser_annotator import CHROMIUM, SETTLE_MS, choose, launch_chromium, log_in, write
 from tests.labelstudio import login
+from tests.labelstudio.proxy import https_proxy
 from tests.qc.helpers import planted_catalog
 from tests.qc.test_qc_labelstudio import LABEL, answer, authoring_result
 
@@ -73,8 +76,11 @@ def team(clustered_catalog_file, label_studio, tmp_path_factory):
             export_to_label_studio(cat, [], label_studio["media"], feed_ids=feeds[:3], add=[AUTHOR])
             export_to_label_studio(cat, [], label_studio["media"], feed_ids=feeds[3:], add=[OTHER])
             rows = cat.rows("SELECT annotator, project_id, ls_task_id FROM ls_tasks ORDER BY ls_task_id")
-        yield {"gate": server.url, "catalog": path, "media": label_studio["media"], "rows": rows,
-               "password": label_studio["annotator_password"]}
+        # as a team deploys it: people open the TLS proxy of docs/deployment.md (its nginx block, run in
+        # Debian's nginx), which forwards to the gate; Label Studio was started for that public URL
+        with https_proxy(label_studio["public_url"], server.url, tmp_path_factory.mktemp("nginx")) as public:
+            yield {"gate": public, "catalog": path, "media": label_studio["media"], "rows": rows,
+                   "password": label_studio["annotator_password"]}
     finally:
         server.shutdown()
         server.server_close()
@@ -88,7 +94,8 @@ def recorded_session(gate: str, person: str, password: str) -> Iterator[tuple[An
     recorded = Recorded(gate)
     with sync_playwright() as pw:
         browser = launch_chromium(pw)
-        page = browser.new_page(viewport={"width": 1400, "height": 1800})
+        # the proxy's certificate is self-signed: accepted here as a team's own CA would make it trusted
+        page = browser.new_page(viewport={"width": 1400, "height": 1800}, ignore_https_errors=True)
         page.on("response", recorded)
         log_in(page, gate, f"{person}@annotators.local", password)
         try:
@@ -268,13 +275,17 @@ def test_a_group_member_who_is_also_an_annotator_decides_through_the_gate(team):
     assert cases, "ulla's answers differ from tove's: something must be escalated"
     adjudication = cases[0]["project_id"]
     with recorded_session(gate, AUTHOR, team["password"]) as (page, recorded):
+        # her project list holds the group's project beside her own, whichever organization she works in
+        lists_projects(page, gate, [own, adjudication], others)
         label_all_tasks(page, gate, adjudication, len(cases), "保留 Keep",
                         note="作者的答案成立 / the author's answer stands")
+        lists_projects(page, gate, [own, adjudication], others)
         # back to her own work: the authoring project opens as before
         page.goto(f"{gate}/projects/{own}/data")
         expect(page.get_by_text("Label All Tasks")).to_be_visible(timeout=SETTLE_MS)
         tasks = page.request.get(f"{gate}/api/tasks?project={own}&page_size=30")
         assert tasks.ok and tasks.json()["tasks"], "her own project's tasks, after deciding in the group's"
+        lists_projects(page, gate, [own, adjudication], others)
         # and nothing beyond her projects and the group's
         for path in (f"/api/projects/{others}", f"/api/tasks?project={others}", f"/projects/{others}/data"):
             refused = page.request.get(f"{gate}{path}")
@@ -285,4 +296,80 @@ def test_a_group_member_who_is_also_an_annotator_decides_through_the_gate(team):
         counts = import_adjudication(cat)
         deciders = {r[0] for r in cat.con.execute("SELECT decided_by FROM decisions").fetchall()}
     assert counts["kept"] == len(cases)
-    assert deciders == {f"{AUTHOR}@annotators.local"}  # her own account decided, in the group's project
+    assert deciders == {AUTHOR}  # her own account decided, in the group's project (named as the catalog knows her)
+
+
+def lists_projects(page, gate: str, mine: list[int], not_mine: int) -> None:
+    """The project list page shows a card for each of `mine` and none for `not_mine`."""
+    from playwright.sync_api import expect
+
+    page.goto(f"{gate}/projects/")
+    for project in mine:
+        expect(page.locator(f'a[href="/projects/{project}/data"]')).to_be_visible(timeout=SETTLE_MS)
+    expect(page.locator(f'a[href="/projects/{not_mine}/data"]')).to_have_count(0)
+
+
+def hidden_here(page, selector: str) -> None:
+    """A control the page holds (so the selector is still Label Studio's) and the gate's style hides."""
+    from playwright.sync_api import expect
+
+    expect(page.locator(selector).first).to_be_attached(timeout=SETTLE_MS)
+    expect(page.locator(selector).first).to_be_hidden()
+
+
+def settings_offer_nothing_refused(page, gate: str, project: int) -> None:
+    """The project's settings as a member sees them: each page its menu links to opens and works; the pages
+    that hold only what the gate refuses (storage, webhooks, the Danger Zone with Delete Project) are not in
+    it; and the Danger Zone opened by its address is the gate's refusal, not a page that says a project was
+    deleted when it was not."""
+    from playwright.sync_api import expect
+
+    page.goto(f"{gate}/projects/{project}/settings")
+    expect(page.locator(".lsf-sidebar-menu__navigation")).to_be_visible(timeout=SETTLE_MS)
+    links = [c.selector for c in CONTROLS if c.selector.startswith('a[href$="/settings/')]
+    for selector in links:
+        if selector in HIDDEN_CONTROLS:
+            hidden_here(page, selector)
+    for selector in links:
+        if selector not in HIDDEN_CONTROLS:
+            page.locator(selector).click()
+            expect(page.locator(selector)).to_have_class(re.compile(r"__item_active"), timeout=SETTLE_MS)
+            page.wait_for_load_state("networkidle")
+            if selector.endswith('/ml"]'):  # no model yet: its Connect button would only be refused
+                hidden_here(page, 'button[aria-label="Add machine learning model"]')
+    danger = page.goto(f"{gate}/projects/{project}/settings/danger-zone")
+    assert danger is not None and danger.status == 403 and danger.headers.get(REFUSED_HEADER.lower()) == "refused"
+    expect(page.get_by_text("Refused by the access gate")).to_be_visible()
+    expect(page.get_by_text("Delete Project")).to_have_count(0)
+    expect(page.get_by_text("deleted successfully")).to_have_count(0)
+
+
+def account_offers_nothing_refused(page, gate: str) -> None:
+    """The account page and the main menu: what changes Label Studio's user record (name, avatar, e-mail
+    settings) and the organization's people page are not offered; the tokens and membership are."""
+    from playwright.sync_api import expect
+
+    page.goto(f"{gate}/user/account")
+    expect(page.get_by_text("Membership Info", exact=True).first).to_be_visible(timeout=SETTLE_MS)
+    hidden_here(page, "#personal-info form")
+    hidden_here(page, 'a[href="/user/account/email-preferences"]')
+    page.locator(".main-menu-trigger").click()
+    expect(page.locator('a[href="/projects"]').first).to_be_visible(timeout=SETTLE_MS)
+    hidden_here(page, 'a[href="/organization"]')
+    page.keyboard.press("Escape")
+
+
+def test_an_annotator_is_offered_nothing_the_gate_refuses(team, label_studio):
+    """tove, as she works: every control Label Studio shows her sends what the gate passes, or is not there."""
+    if not CHROMIUM.exists():
+        pytest.fail("Debian's chromium is not installed: `make test` installs it")
+    gate = team["gate"]
+    project = next(r["project_id"] for r in team["rows"] if r["annotator"] == AUTHOR)
+    with recorded_session(gate, AUTHOR, team["password"]) as (page, recorded):
+        settings_offer_nothing_refused(page, gate, project)
+        account_offers_nothing_refused(page, gate)
+    assert recorded.refused_by_gate() == [(403, "GET", f"/projects/{project}/settings/danger-zone")]
+    assert unexpected(recorded) == [(403, "GET", f"/projects/{project}/settings/danger-zone")]
+    kept = requests.get(f"{label_studio['url']}/api/dm/project/?project={project}", timeout=30,
+                        headers={"Authorization": f"Token {label_studio['token']}"})
+    assert kept.status_code == 200 and kept.json()["title"] == f"LivingScreen authoring · {AUTHOR}"

@@ -67,5 +67,8 @@ def test_a_bug_looking_up_who_decided_fails_the_import_and_records_no_decision(d
 
 def test_an_account_label_studio_does_not_know_is_named_by_its_id(label_studio):
     session = open_session()
-    assert _who(session, {}, {"completed_by": 987654}) == "Label Studio user 987654"
-    assert _who(session, {"decided_by": " ana,  ben "}, {"completed_by": 987654}) == "ana, ben"
+    assert _who(session, {}, {"completed_by": 987654}, set()) == "Label Studio user 987654"
+    assert _who(session, {"decided_by": " ana,  ben "}, {"completed_by": 987654}, set()) == "ana, ben"
+    # a known member is named as the catalog knows her, however she typed it; other words stay hers
+    assert _who(session, {"decided_by": "CARLA@annotators.local, ben,  group  meeting"}, {"completed_by": 1},
+                {"Carla", "dan"}) == "Carla, ben, group meeting"
