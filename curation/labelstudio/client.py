@@ -78,16 +78,23 @@ def import_tasks(client: Any, what: str, project_id: int, tasks_json: bytes) -> 
     """Label Studio's bulk import of tasks already encoded as one JSON list; the new tasks' ids, in order. The
     SDK's own `import_tasks` walks the list through its encoder on the calling thread (60 ms for the 1,000 cards
     of bench/export.py); this sends the bytes as they are, through the SDK's HTTP client and authentication."""
-    response = ls_call(what, client._client_wrapper.httpx_client.request, f"api/projects/{project_id}/import",
-                       method="POST", params={"return_task_ids": True}, content=tasks_json,
-                       headers={"Content-Type": "application/json"})
+    answer = request_json(client, what, f"api/projects/{project_id}/import", "POST",
+                          params={"return_task_ids": True}, content=tasks_json,
+                          headers={"Content-Type": "application/json"})
+    return [int(i) for i in answer.get("task_ids") or []]
+
+
+def request_json(client: Any, what: str, path: str, method: str, **options: Any) -> dict[str, Any]:
+    """One request through the SDK's HTTP client and authentication, for what the SDK has no call for; the
+    JSON object answered, or the refusal raised (`refused`) naming `what`."""
+    response = ls_call(what, client._client_wrapper.httpx_client.request, path, method=method, **options)
     try:
         answer = response.json()
     except ValueError:
         answer = None
     if not 200 <= response.status_code < 300 or not isinstance(answer, dict):
         raise refused(what, response.status_code, answer)
-    return [int(i) for i in answer.get("task_ids") or []]
+    return answer
 
 
 class Admin(NamedTuple):

@@ -27,7 +27,6 @@ import os
 import socket
 import sys
 import threading
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -146,13 +145,14 @@ class GateHandler(BaseHTTPRequestHandler):
             path = (getattr(self, "path", None) or "").split("?", 1)[0][:200]
             sys.stderr.write(f"gate: {self.client_address[0]} {getattr(self, 'command', None)} {path} "
                              f"went away ({type(exc).__name__})\n")
-        except Exception:  # a fault of the gate's own: still one answer, and the log says where
-            self.close_connection = True
+        except Exception:  # a fault of the gate's own: still one answer, then on to socketserver's handle_error,
+            self.close_connection = True  # which logs where it failed (no handler here swallows a bug)
             sys.stderr.write(f"gate: failed on {getattr(self, 'command', None)} "
-                             f"{(getattr(self, 'path', None) or '')[:200]}\n{traceback.format_exc()}")
+                             f"{(getattr(self, 'path', None) or '')[:200]}\n")
             if not self.answered:
                 with contextlib.suppress(OSError):
                     self.refuse(500, "the gate failed on this request", True)
+            raise
 
     def send_response_only(self, code: int, message: str | None = None) -> None:
         if code >= 200:

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from curation.core.catalog import Catalog
 from curation.core.errors import AnnotationError
 from curation.core.fingerprint import json_sha256
-from curation.labelstudio.client import base_url, ls_call, refused
+from curation.labelstudio.client import base_url, ls_call, request_json
 from curation.labelstudio.guide import same_html
 from curation.tasks.reasons import Reason
 
@@ -170,15 +170,9 @@ def tasks_annotations(client: Any, project_id: int, task_ids: Sequence[int], wha
     for start in range(0, len(chosen), ANNOTATIONS_PAGE):
         page = chosen[start:start + ANNOTATIONS_PAGE]
         query = json.dumps({"selectedItems": {"all": False, "included": page}})
-        response = ls_call(what, client._client_wrapper.httpx_client.request, "api/tasks/", method="GET",
-                           params={"project": project_id, "fields": "all", "include": ANNOTATION_FIELDS,
-                                   "query": query, "page_size": ANNOTATIONS_PAGE, "page": 1})
-        try:
-            answer = response.json()
-        except ValueError:
-            answer = None
-        if not 200 <= response.status_code < 300 or not isinstance(answer, dict):
-            raise refused(what, response.status_code, answer)
+        answer = request_json(client, what, "api/tasks/", "GET",
+                              params={"project": project_id, "fields": "all", "include": ANNOTATION_FIELDS,
+                                      "query": query, "page_size": ANNOTATIONS_PAGE, "page": 1})
         found.update((int(t["id"]), list(t.get("annotations") or [])) for t in answer.get("tasks") or [])
     return found
 

@@ -120,12 +120,6 @@ def path_of(catalog: Catalog, task_id: str) -> list[dict[str, Any]]:
     return catalog.rows("SELECT * FROM task_transitions WHERE task_id = ? ORDER BY version, seq", [task_id])
 
 
-def origin_of(catalog: Catalog, task_id: str, version: int) -> str | None:
-    """How a version started: `authored` or `imported`."""
-    return catalog.scalar("SELECT to_state FROM task_transitions WHERE task_id = ? AND version = ? AND seq = 1",
-                          [task_id, version])
-
-
 def inherited_tasks(catalog: Catalog) -> dict[str, str]:
     """Latest task versions kept because an imported release was accepted as it was (task id ->
     the reason recorded, which names the release), not because they went through this team's QC."""

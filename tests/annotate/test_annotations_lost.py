@@ -94,7 +94,7 @@ def lines(out: str, start: str) -> list[str]:
 
 
 def test_a_lost_annotation_is_named_and_written_again_as_the_same_task(clustered_catalog, label_studio, ls_client):
-    person = "wren"
+    person = "yusra"  # a name no other test gives an account on the session-wide server
     build_feed_set(clustered_catalog, FEEDS, 2, seed=131)
     db = str(clustered_catalog.path)
     clustered_catalog.close()
@@ -105,8 +105,8 @@ def test_a_lost_annotation_is_named_and_written_again_as_the_same_task(clustered
                        "JOIN ls_projects p USING (base_url, project_id) WHERE t.annotator = ? ORDER BY t.ls_task_id",
                        [person])[0]
     project, task = row["project_id"], row["ls_task_id"]
-    wren = Author(label_studio, person)
-    first = wren.write(task, answer("给第一个视频点赞"))
+    yusra = Author(label_studio, person)
+    first = yusra.write(task, answer("给第一个视频点赞"))
     assert "1 new tasks" in curate(*base, "annotate", "import").stdout
     with Catalog(db, read_only=True) as cat:
         task_id = cat.scalar("SELECT task_id FROM tasks")
@@ -129,15 +129,15 @@ def test_a_lost_annotation_is_named_and_written_again_as_the_same_task(clustered
     assert f"Label Studio lost 1 annotations of project {project} ({person};" in status, status
     assert f"  {task_id} v1 ({person}): annotation {first} on Label Studio task {task}, the annotation deleted" in (
         status)
-    assert task_id in wren.feedback(task)  # she reads it at the top of the task, empty again in her queue
+    assert task_id in yusra.feedback(task)  # she reads it at the top of the task, empty again in her queue
 
     # she writes it again: the next version of the same task, and the note is gone
-    second = wren.write(task, answer("给第一个视频点赞，然后看完它"))
+    second = yusra.write(task, answer("给第一个视频点赞，然后看完它"))
     out = curate(*base, "annotate", "import").stdout
     assert lines(out, f"{task_id} v1 ({person}): written again on Label Studio task {task} (project {project}) as "
                       f"annotation {second} in place of annotation {first}, which is gone; v2"), out
     assert "0 new tasks, 1 new versions" in out and not lines(out, gone)
-    assert versions() == [(task_id, 1), (task_id, 2)] and wren.feedback(task) == ""
+    assert versions() == [(task_id, 1), (task_id, 2)] and yusra.feedback(task) == ""
     assert "1 of them written again since" in curate(*base, "annotate", "status").stdout
 
     # from here on the commands' own functions, whose findings are the lines the commands print
@@ -163,7 +163,7 @@ def test_a_lost_annotation_is_named_and_written_again_as_the_same_task(clustered
 
         # a backup restored from before her Update: the server's copy is older, the catalog keeps v4
         before = saved_row(second)
-        wren.update(second, answer("给第一个视频点赞并收藏它"))
+        yusra.update(second, answer("给第一个视频点赞并收藏它"))
         assert import_()[0]["new_versions"] == 1
         restore_row(second, before)
         older = f"{task_id} v4 ({person}): annotation {second} on Label Studio task {task} (project {project}) is older"
@@ -177,7 +177,7 @@ def test_a_lost_annotation_is_named_and_written_again_as_the_same_task(clustered
         restore_without(second)
         assert [line.startswith(f"{task_id} v4 ({person}): annotation {second} on Label Studio task {task} "
                                 f"(project {project}) is gone") for line in export()] == [True]
-        third = wren.write(task, answer("给第一个视频点赞，再看评论"))
+        third = yusra.write(task, answer("给第一个视频点赞，再看评论"))
         counts, said = import_()
         assert (counts["new"], counts["new_versions"], len(said)) == (0, 1, 1), said
         assert versions_now() == [(task_id, v) for v in range(1, 6)]  # still one task

@@ -211,7 +211,7 @@ def _live(cat: Catalog, history: History, folder: Path) -> None:
                     plans[task_id] = replace(plan, end="reviewed_ok")
 
 
-@settings(max_examples=120, deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
+@settings(max_examples=80, deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
           suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                   HealthCheck.too_slow])
 @given(histories)
