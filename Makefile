@@ -120,12 +120,13 @@ feeds: setup
 	@echo "feeds:    build/feeds/ (one JSON per feed + feeds.jsonl)"
 	@echo "reports:  build/reports/clusters.html, build/reports/feeds.html"
 
-test: setup $(LS_STAMP) $(LLM_STAMP) $(RUNNER_STAMP) browser nginx
-	$(PY) -m ruff check curation tests bench
+test: lint $(LS_STAMP) $(LLM_STAMP) $(RUNNER_STAMP) browser nginx
 	$(PY) -m pytest -q
 
+# ruff, then mypy over curation/ and examples/ as [tool.mypy] in pyproject.toml configures it
 lint: setup
-	$(PY) -m ruff check curation tests bench
+	$(PY) -m ruff check curation tests bench examples
+	$(PY) -m mypy
 
 bench: feeds $(LS_STAMP)
 	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev,ray,bench]'

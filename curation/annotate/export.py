@@ -144,7 +144,8 @@ class SentVersions:
     read all of it again (4 ms a person with 6,000 feeds sent)."""
 
     def __init__(self, catalog: Catalog) -> None:
-        self.catalog, self._known = catalog, None
+        self.catalog = catalog
+        self._known: set[FeedKey] | None = None
 
     def now(self) -> set[FeedKey]:
         if self._known is None:

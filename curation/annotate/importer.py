@@ -33,7 +33,7 @@ from curation.annotate.reconcile import (
     updated_at,
     went_back,
 )
-from curation.core.catalog import Catalog, now
+from curation.core.catalog import Catalog, now, one_row
 from curation.core.config import FeedsConfig, SourceConfig
 from curation.core.errors import FeedError
 from curation.core.progress import note
@@ -85,10 +85,10 @@ def _feed_for(catalog: Catalog, feed_id: str, base_version: int, edits: str | No
 
 def _mint_task_id(catalog: Catalog, subcategory: str | None) -> str:
     prefix = subcategory or "unclassified"
-    row = catalog.con.execute(
-        "SELECT max(TRY_CAST(regexp_extract(task_id, '_(\\d+)$', 1) AS INTEGER)) FROM tasks "
-        "WHERE regexp_replace(task_id, '_\\d+$', '') = ?", [prefix]).fetchone()
-    return f"{prefix}_{(row[0] or 0) + 1}"
+    (highest,) = one_row(catalog.con,
+                         "SELECT max(TRY_CAST(regexp_extract(task_id, '_(\\d+)$', 1) AS INTEGER)) FROM tasks "
+                         "WHERE regexp_replace(task_id, '_\\d+$', '') = ?", [prefix])
+    return f"{prefix}_{(highest or 0) + 1}"
 
 
 @stage("annotate-import", command="curate annotate import", batched=True,
@@ -218,20 +218,21 @@ def _import_annotation(run: StageRun, project: dict[str, Any], task: dict[str, A
     project_id = project["project_id"]
     result = annotation.get("result") or []
     sha = annotation_sha(result)
-    item = (data.get("feed_id"), int(data["feed_version"]), author)
-    previous = (catalog.rows(
+    item = (data["feed_id"], int(data["feed_version"]), author)
+    latest = catalog.rows(
         "SELECT * FROM tasks WHERE ls_project_id = ? AND feed_id = ? AND base_feed_version = ? AND author = ? "
-        "ORDER BY created_at DESC, version DESC LIMIT 1", [project_id, *item]) or [None])[0]
+        "ORDER BY created_at DESC, version DESC LIMIT 1", [project_id, *item])
+    previous = latest[0] if latest else None
     reads = previous_read(catalog, project_id, item)
     stood = reads[0] if reads else None  # the annotation standing for the item (a lost one was marked so above)
     # the same annotation as the one standing, by id: an older read of this id is history (ids come back after a
     # restore); before reads were kept, the task's own row says which annotation it came from
     same = stood["ls_annotation_id"] == annotation["id"] if stood else bool(
         previous and previous["ls_annotation_id"] == annotation["id"])
-    replaced = stood["ls_annotation_id"] if stood else previous["ls_annotation_id"] if previous else None
 
     def said(how: str, imported_as: int | None = None, by: str | None = None) -> None:
         assert previous is not None
+        replaced = (stood or previous)["ls_annotation_id"]
         finding = Finding(how, previous["task_id"], previous["version"], author, project_id, task["id"],
                           replaced if how == WRITTEN_AGAIN else annotation["id"], by=by, imported_as=imported_as,
                           new_annotation_id=annotation["id"] if how == WRITTEN_AGAIN else None)

@@ -157,8 +157,8 @@ def mark(catalog: Catalog, rows: list[dict[str, Any]], findings: list[Finding], 
     lost = {(f.task_id, f.version, f.ls_annotation_id): f.how for f in findings if f.how in LOST}
     at = now()
     for row in rows:
-        ids = [row["task_id"], row["task_version"], row["ls_annotation_id"]]
-        how = lost.get(tuple(ids))  # type: ignore[arg-type]
+        ids = (row["task_id"], row["task_version"], row["ls_annotation_id"])
+        how = lost.get(ids)
         if how is not None and (row["lost_at"] is None or row["lost_how"] != how):
             catalog.con.execute(f"UPDATE ls_annotations SET lost_at = coalesce(lost_at, ?), lost_how = ? WHERE {key}",
                                 [at, how, *ids])

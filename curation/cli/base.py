@@ -11,25 +11,27 @@ import sys
 import threading
 from pathlib import Path
 from types import FrameType, TracebackType
-from typing import Annotated, Any
+from typing import IO, Annotated, Any, Protocol, runtime_checkable
 
-import click
 import typer
 from rich.console import Console
+from typer.core import TyperCommand, TyperGroup, TyperOption
 
 from curation.core.catalog import Catalog
-from curation.core.config import Config, ExecutorConfig, config_source, load_config
-from curation.core.errors import CurationError, PrerequisiteError, UsageError
+from curation.core.config import Config, ExecutorConfig, as_dict, build, config_source, load_config
+from curation.core.errors import ConfigError, CurationError, PrerequisiteError, UsageError
 from curation.core.stage import FAILED_RUN_NOTE
 
-# Typer 0.2x parses with a vendored copy of click whose exceptions are not click's own.
-USAGE_ERRORS: tuple[type[Exception], ...] = (click.ClickException,)
-try:
-    from typer._click.exceptions import ClickException as _VendoredClickException
 
-    USAGE_ERRORS += (_VendoredClickException,)
-except ImportError:  # an older Typer that uses click itself
-    pass
+@runtime_checkable
+class CommandLineMistake(Protocol):
+    """A command-line mistake as Typer's parser reports it (its copy of click's ClickException, which Typer
+    does not export): `show` prints the usage, a hint and the message."""
+
+    exit_code: int
+
+    def show(self, file: IO[Any] | None = None) -> None: ...
+
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="LivingScreen curation toolkit: corpora -> catalog -> feeds -> releases.")
@@ -51,13 +53,15 @@ def config_origin() -> str:
 
 
 def executor_config(kind: str | None) -> ExecutorConfig:
-    """[executor] from the config, with --executor laid over it."""
-    from dataclasses import replace
-
-    if kind is not None and kind not in ("local", "ray"):
-        raise UsageError(f"--executor {kind!r}: write local or ray")
+    """[executor] from the config, with --executor laid over it and checked as the config file's value is."""
     current = config().executor
-    return replace(current, kind=kind) if kind else current
+    if not kind:
+        return current
+    try:
+        laid_over: ExecutorConfig = build(ExecutorConfig, {**as_dict(current), "kind": kind}, "executor")
+    except ConfigError as exc:
+        raise UsageError(f"--executor {kind!r}: {exc}") from None
+    return laid_over
 
 
 def catalog_path() -> Path:
@@ -144,21 +148,44 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(code)
 
 
-def _run(argv: list[str] | None, pressed: list[int]) -> int:
+def flags_shown_as_flags(command: TyperGroup | TyperCommand) -> None:
+    """Blank the type column of every flag under `command`, `--help` included: Typer's help prints one for every
+    option, so `--debug <bool>` read as if it took a value. An empty metavar is how an option names no value."""
+    for param in command.get_params(typer.Context(command)):
+        if isinstance(param, TyperOption) and (param.is_flag or param.count):
+            param.metavar = ""
+    if isinstance(command, TyperGroup):
+        for sub in command.commands.values():
+            if isinstance(sub, TyperGroup | TyperCommand):
+                flags_shown_as_flags(sub)
+
+
+def cli() -> TyperGroup:
+    """The `curate` command tree as it parses and prints its help."""
     command = typer.main.get_command(app)
+    assert isinstance(command, TyperGroup), "the app has sub-commands, so Typer makes it a group"
+    flags_shown_as_flags(command)
+    return command
+
+
+def _run(argv: list[str] | None, pressed: list[int]) -> int:
+    command = cli()
     sys.excepthook = report_bug
     try:
         code = command.main(args=argv, prog_name="curate", standalone_mode=False)
     except CurationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
-    except (click.exceptions.Abort, typer.Abort):
+    except typer.Abort:
         if not pressed:  # stopped at a prompt (end of input); Ctrl-C has its own line
             print("error: stopped", file=sys.stderr)
         return 130
-    except USAGE_ERRORS as exc:  # a missing argument, an unknown option: click's own one-line message
-        exc.show()
+    except typer.TyperException as exc:  # a missing argument, an unknown option: the parser's own message
+        if isinstance(exc, CommandLineMistake):
+            exc.show()
+        else:
+            print(f"Error: {exc.format_message()}", file=sys.stderr)
         return exc.exit_code
-    except (click.exceptions.Exit, typer.Exit) as exc:
+    except typer.Exit as exc:
         return exc.exit_code
     return code if isinstance(code, int) else 0

@@ -48,6 +48,14 @@ def sql_literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
+def one_row(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> tuple[Any, ...]:
+    """The row of a query that yields one by construction (aggregates such as count(*) without GROUP BY)."""
+    row = con.execute(sql, params or []).fetchone()
+    if row is None:
+        raise AssertionError(f"no row from a one-row query: {sql}")
+    return row
+
+
 @cache
 def code_version() -> str:
     """The package version, plus the git commit when running from a checkout."""
@@ -79,10 +87,10 @@ def schema_version_of(path: Path) -> int:
     except duckdb.Error as exc:
         raise CurationError(f"catalog {path} cannot be opened: {str(exc).splitlines()[0]}") from None
     try:
-        if not con.execute("SELECT count(*) FROM information_schema.tables "
-                           "WHERE table_name = 'schema_migrations'").fetchone()[0]:
+        if not one_row(con, "SELECT count(*) FROM information_schema.tables "
+                            "WHERE table_name = 'schema_migrations'")[0]:
             return 0
-        return int(con.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()[0])
+        return int(one_row(con, "SELECT coalesce(max(version), 0) FROM schema_migrations")[0])
     finally:
         con.close()
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import duckdb
 
-from curation.core.catalog import UNIQUE_KEYS, Catalog, UniqueKey
+from curation.core.catalog import UNIQUE_KEYS, Catalog, UniqueKey, one_row
 from curation.core.errors import DuplicateKeyError
 
 
@@ -22,10 +22,10 @@ def first_duplicate(con: duckdb.DuckDBPyConnection, table: str, key: UniqueKey,
     """A value of `key` that `table` holds more than once, with how many rows hold it, looked for among
     at least the keys of the rows run `run_id` wrote or that name no run; None when there is none."""
     mine = f"({key.run_column} = $1 OR {key.run_column} IS NULL)"
-    written = con.execute(f"SELECT count(*) FROM {table} WHERE {mine}", [run_id]).fetchone()[0]
+    written = one_row(con, f"SELECT count(*) FROM {table} WHERE {mine}", [run_id])[0]
     if not written:
         return None
-    total = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+    total = one_row(con, f"SELECT count(*) FROM {table}")[0]
     columns, first = ", ".join(key.columns), key.columns[0]
     # a few rows: the rows sharing their first key column (the rows' own video for comments); else all
     rows = f"{table} WHERE {first} IN (SELECT {first} FROM {table} WHERE {mine})" if written * 3 < total else table

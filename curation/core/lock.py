@@ -79,10 +79,10 @@ def busy_message(path: Path, waited_s: float, error: str) -> str:
 def connect(path: Path, read_only: bool, wait_s: float = WAIT_S, memory_limit: str = "") -> duckdb.DuckDBPyConnection:
     """A connection to the catalog file, waiting up to `wait_s` while another process holds it."""
     start = time.monotonic()
-    settings = {"memory_limit": memory_limit} if memory_limit else {}
     while True:
         try:
-            con = duckdb.connect(str(path), read_only=read_only, config=settings)
+            con = duckdb.connect(str(path), read_only=read_only,
+                                 config={"memory_limit": memory_limit} if memory_limit else {})
         except duckdb.IOException as exc:
             message = str(exc).splitlines()[0]
             if "lock" not in message.lower():

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from curation.core.catalog import Catalog
+from curation.core.catalog import Catalog, one_row
 from curation.core.config import ClusterConfig, as_dict
 from curation.core.errors import PrerequisiteError
 from curation.core.progress import note
@@ -159,9 +159,9 @@ def clustering_inputs(catalog: Catalog, model_id: str) -> list[tuple[str, str]]:
 
 def keyword_sets_without_vector(catalog: Catalog, model_id: str) -> tuple[int, int]:
     """(keyword sets, those whose text has no `model_id` vector yet)."""
-    total, missing = catalog.con.execute(
-        "SELECT count(*), count(*) FILTER (NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.model_id = ? AND "
-        "e.text_sha256 = k.text_sha256)) FROM keyword_sets k WHERE k.text_sha256 IS NOT NULL", [model_id]).fetchone()
+    total, missing = one_row(
+        catalog.con, "SELECT count(*), count(*) FILTER (NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.model_id = ? "
+        "AND e.text_sha256 = k.text_sha256)) FROM keyword_sets k WHERE k.text_sha256 IS NOT NULL", [model_id])
     return int(total), int(missing)
 
 
@@ -237,14 +237,15 @@ def _cluster(run: StageRun, config: ClusterConfig, model_spec: str, allow_missin
         "SELECT coalesce(json_extract_string(counts, '$.reused_run'), run_id) AS run_id, counts FROM runs "
         "WHERE stage = 'cluster' AND status = 'ok' AND json_extract_string(params, '$.fingerprint') = ? "
         "ORDER BY finished_at DESC LIMIT 1", [fingerprint])
-    source_run = previous[0]["run_id"] if previous else None
-    members = catalog.con.execute("SELECT video_id, cluster_id FROM cluster_members "
-                                  "WHERE run_id = ? ORDER BY video_id", [source_run]).fetchall()
-    if members:  # an earlier run whose members were deleted since is clustered afresh
-        run.counts.update({k: v for k, v in json.loads(previous[0]["counts"] or "{}").items()
-                           if k != "reused_run"}, reused_run=source_run)
-        return ClusterResult(source_run, [m[0] for m in members], np.array([m[1] for m in members]),
-                             reused=True)
+    if previous:
+        source_run: str = previous[0]["run_id"]
+        members = catalog.con.execute("SELECT video_id, cluster_id FROM cluster_members "
+                                      "WHERE run_id = ? ORDER BY video_id", [source_run]).fetchall()
+        if members:  # an earlier run whose members were deleted since is clustered afresh
+            run.counts.update({k: v for k, v in json.loads(previous[0]["counts"] or "{}").items()
+                               if k != "reused_run"}, reused_run=source_run)
+            return ClusterResult(source_run, [m[0] for m in members], np.array([m[1] for m in members]),
+                                 reused=True)
 
     first, inverse = distinct_rows([r[1] for r in rows])
     points = similarity_space(vectors, config.centre, rows=first)  # one row per distinct keyword set

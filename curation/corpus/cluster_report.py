@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from curation.core.catalog import Catalog
+from curation.core.catalog import Catalog, one_row
 from curation.corpus.embed import load_vectors
 from curation.corpus.quality import agreements_of
 from curation.corpus.reduce import similarity_space
@@ -87,9 +87,8 @@ def cluster_report(catalog: Catalog, run_id: str, model_id: str, path: Path, sam
     cen = centred @ centred.T
     upper = np.triu_indices(len(pick), k=1)
     clusters = catalog.rows("SELECT * FROM clusters WHERE run_id = ? ORDER BY size DESC, cluster_id", [run_id])
-    total, noise = catalog.con.execute(
-        "SELECT count(*), count(*) FILTER (cluster_id < 0) FROM cluster_members WHERE run_id = ?",
-        [run_id]).fetchone()
+    total, noise = one_row(catalog.con, "SELECT count(*), count(*) FILTER (cluster_id < 0) FROM cluster_members "
+                           "WHERE run_id = ?", [run_id])
     if counts is None:
         counts = json.loads(catalog.scalar("SELECT counts FROM runs WHERE run_id = ?", [run_id]) or "{}")
     titles: dict[int, list[str]] = {}

@@ -220,8 +220,8 @@ class FeedContext:
 
 def feed_runtime(durations: dict[str, float | None], video_ids: list[str]) -> float | None:
     """Total duration of a feed, or None while any of its videos' durations is unknown."""
-    known = [durations.get(v) for v in video_ids]
-    return None if any(d is None for d in known) else round(float(sum(known)), 3)  # type: ignore[arg-type]
+    known = [d for v in video_ids if (d := durations.get(v)) is not None]
+    return round(float(sum(known)), 3) if len(known) == len(video_ids) else None
 
 
 def _distractor_count(k: int, r: float, lo: float, hi: float) -> int:

@@ -102,6 +102,11 @@ def _step_index(path: Path) -> int:
     return int(match.group(1)) if match else -1
 
 
+def _frame_index(path: Path) -> int:
+    match = re.search(r"_frame_(\d+)", path.name)
+    return int(match.group(1)) if match else -1
+
+
 def step_files(folder: Path) -> list[Path]:
     """One recording per recorded step, in step order: the screenshot, else the watch video, else (runs
     with --no-video) the last of the watch's frames."""
@@ -114,7 +119,7 @@ def step_files(folder: Path) -> list[Path]:
         whole = [f for f in files if "_frame_" not in f.name]
         if whole:
             return sorted(whole, key=lambda f: f.suffix != ".png")[0]
-        return max(files, key=lambda f: int(re.search(r"_frame_(\d+)", f.name).group(1)))  # type: ignore[union-attr]
+        return max(files, key=_frame_index)
 
     return [pick(files) for _, files in sorted(by_step.items())]
 

@@ -59,7 +59,7 @@ class RebuiltState:
 
 class _App:
     def __init__(self, feed_len: int, initial: list[dict[str, Any]] | None, icons: bool | None) -> None:
-        self.videos = copy.deepcopy(initial) if initial is not None else [
+        self.videos: list[dict[str, Any]] = copy.deepcopy(initial) if initial is not None else [
             {"id": i + 1, "is_liked": False, "is_collected": False, "comments": [], "reports": []}
             for i in range(feed_len)]
         self.layouts = [(i, w) for i in ((False, True) if icons is None else (icons,)) for w in (False, True)]

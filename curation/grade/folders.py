@@ -11,6 +11,7 @@ read. The logs folders and `--out` themselves are checked before any run starts 
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,7 +28,7 @@ class LogsFolder:
     refused: list[tuple[Path, str]] = field(default_factory=list)  # a log or task folder, and why
 
 
-def scan_logs(folder: Path, task_ids: set[str] | dict[str, object]) -> LogsFolder:
+def scan_logs(folder: Path, task_ids: Collection[str]) -> LogsFolder:
     """Every log.json under `folder` at any depth (`<task_id>/log.json`); `task_ids` tells crashed task
     folders (a release task's folder with no log) from other folders."""
     if not folder.is_dir():

@@ -148,8 +148,8 @@ def build_rewards(run: StageRun, logs: list[tuple[str, Path]], version: str, out
             counts[f"{task['tier']} derived negative"] += 1
     out.mkdir(parents=True, exist_ok=True)
     with (out / "rewards.jsonl").open("w", encoding="utf-8") as handle:
-        for item in records:
-            handle.write(json.dumps(item, ensure_ascii=False) + "\n")
+        for written in records:
+            handle.write(json.dumps(written, ensure_ascii=False) + "\n")
     run.counts.update(dict(sorted(counts.items())), records=len(records))
     (out / "counts.json").write_text(json.dumps(run.counts, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     return RunResult(run.counts)

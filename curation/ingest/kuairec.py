@@ -22,8 +22,8 @@ def read_kuairec(path: Path) -> Iterator[SourceRecord]:
             yield SourceRecord(ref, raw, error="missing video_id or caption column")
             continue
         caption = missing_to_none(row["caption"])
-        tags = extract_hashtags(caption)  # type: ignore[arg-type]
-        for tag in parse_list_string(missing_to_none(row.get("topic_tag")) or ""):  # type: ignore[arg-type]
+        tags = extract_hashtags(caption)
+        for tag in parse_list_string(missing_to_none(row.get("topic_tag"))):
             if tag not in tags:
                 tags.append(tag)
         names = [missing_to_none(row.get(f"{level}_level_category_name")) for level in LEVELS]
@@ -37,6 +37,6 @@ def read_kuairec(path: Path) -> Iterator[SourceRecord]:
             "native_id": row["video_id"],
             "title": caption,
             "hashtags": tags or None,
-            "category": "/".join(n for n in names if n) or None,  # type: ignore[misc]
+            "category": "/".join(n for n in names if n) or None,
         }
         yield SourceRecord(ref, raw, fields=fields, extra=extra)

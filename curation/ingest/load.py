@@ -18,7 +18,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from curation.core.catalog import sql_literal
+from curation.core.catalog import one_row, sql_literal
 from curation.core.fingerprint import record_hash_select
 from curation.core.progress import note
 from curation.core.stage import StageRun
@@ -178,7 +178,7 @@ def merge_candidates(run: StageRun, con: duckdb.DuckDBPyConnection, source: str,
         raws = raws_of([d[0] for d in duplicates])
         rejects = rejects + [(ref, f"duplicate video_id {video_id} (first at {first})", raws[o], record_id)
                              for o, ref, video_id, first, record_id in duplicates]
-        accepted = int(con.execute("SELECT count(*) FROM ranked WHERE n = 1").fetchone()[0])
+        accepted = int(one_row(con, "SELECT count(*) FROM ranked WHERE n = 1")[0])
         by_reason: dict[str, int] = {}
         first_at: dict[str, str] = {}
         for ref, reason, _, _ in rejects:
@@ -188,7 +188,7 @@ def merge_candidates(run: StageRun, con: duckdb.DuckDBPyConnection, source: str,
                               first_rejected=first_at)
         run.counts.update(read=read, accepted=result.accepted, rejected=result.rejected,
                           rejects_by_reason=by_reason)
-        if run.dry_run:
+        if run.run_id is None:  # a dry run: counted, nothing written
             return result
         con.execute("""CREATE OR REPLACE TEMP TABLE incoming_comments AS
                 SELECT c.* EXCLUDE (ord), ? AS run_id FROM candidate_comments c

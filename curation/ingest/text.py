@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import html
 import re
+from typing import TypeVar
+
+Value = TypeVar("Value")
 
 # `#tag` (Douyin, Kuaishou, TikTok) and `#tag#` (Weibo style); a tag ends at white
 # space, another '#', or sentence punctuation.
@@ -46,7 +49,7 @@ def parse_list_string(text: str | None) -> list[str]:
     return [item.strip().strip("'\"") for item in inner.split(",") if item.strip().strip("'\"")]
 
 
-def missing_to_none(value: object, sentinels: tuple[str, ...] = ("-124", "UNKNOWN", "")) -> object:
+def missing_to_none(value: Value | None, sentinels: tuple[str, ...] = ("-124", "UNKNOWN", "")) -> Value | None:
     if value is None:
         return None
     if isinstance(value, str) and value.strip() in sentinels:

@@ -101,7 +101,7 @@ class GateServer(ThreadingHTTPServer):
 
     @property
     def url(self) -> str:
-        host, port = self.server_address[:2]
+        host, port = self.socket.getsockname()[:2]  # as bound: a text host (the declared address may be bytes)
         return f"http://{host}:{port}"
 
     def handle_error(self, request: Any, client_address: Any) -> None:

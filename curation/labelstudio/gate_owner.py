@@ -151,7 +151,10 @@ class Owners:
             self._members.put(organization_id, cached)
         return cached
 
-    def _lookup(self, key: tuple[str, int], path: str, headers: dict[str, str], field: str) -> int | None:
+    def _lookup(self, key: tuple[str, int] | tuple[str, int, int], path: str, headers: dict[str, str],
+                field: str) -> int | None:
+        """`field` of the JSON at `path`, cached by `key`: kind and id, and the caller's user id when the answer
+        depends on who asks."""
         cached = self._objects.get(key)
         if cached is None:
             status, found = self.upstream.get_json(path, headers)
@@ -180,8 +183,7 @@ class Owners:
         if kind not in paths:
             return None
         # asked as the caller (see the module's doc); cached per caller, as the answer depends on them
-        return self._lookup((kind, object_id, caller.user_id), paths[kind], caller.credentials,  # type: ignore[arg-type]
-                            "project")
+        return self._lookup((kind, object_id, caller.user_id), paths[kind], caller.credentials, "project")
 
     def check(self, caller: Caller, kind: str, object_id: int) -> None:
         """Refused unless the object is the caller's."""

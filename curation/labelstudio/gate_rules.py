@@ -21,6 +21,7 @@ import json
 import posixpath
 import re
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import parse_qs, unquote
 
 # the methods Label Studio's frontend and API use; any other (PROPFIND, TRACE, a lower-case get) is a 405
@@ -66,12 +67,13 @@ class Decision:
     objects: list[tuple[str, int]] = field(default_factory=list)
 
 
-def _rule(path: str, methods: frozenset[str], **kw: object) -> Rule:
+def _rule(path: str, methods: frozenset[str], **fields: Any) -> Rule:
+    """A Rule for a route; `fields`: its other fields by name (the dataclass refuses an unknown one)."""
     # `<kind>` stands for an id (read by `parse_id`; a kind not in KINDS is an id nobody owns, such as an
     # export's); a trailing slash is optional, as Label Studio's frontend mixes both. ASCII digits only:
     # Python's \d also takes other scripts' digits, which Django's routes do not
     regex = re.sub(r"<(\w+)>", lambda m: rf"(?P<{m.group(1)}>[0-9]+)", path.rstrip("/"))
-    return Rule(re.compile(rf"^{regex}/?$"), methods, **kw)  # type: ignore[arg-type]
+    return Rule(re.compile(rf"^{regex}/?$"), methods, **fields)
 
 
 STATIC = r"(static|label-studio-frontend|dm|react-app)/.*"

@@ -53,13 +53,12 @@ def keep_project(client: Any, catalog: Catalog, table: str, items_table: str, ke
     known = catalog.con.execute(f"SELECT project_id, config_sha256 FROM {table} WHERE {where}",
                                 list(key.values())).fetchone()
     url = key["base_url"]
-    current = _project_or_none(client, known[0]) if known else None
-    lost = bool(known) and current is None
-    if lost:  # deleted on the server: forgotten with the tasks sent to it
+    current = _project_or_none(client, known[0]) if known is not None else None
+    lost = known is not None and current is None
+    if known is not None and current is None:  # deleted on the server: forgotten with the tasks sent to it
         catalog.con.execute(f"DELETE FROM {items_table} WHERE base_url = ? AND project_id = ?", [url, known[0]])
         catalog.con.execute(f"DELETE FROM {table} WHERE base_url = ? AND project_id = ?", [url, known[0]])
-        known = None
-    if known:
+    elif known is not None and current is not None:
         changes: dict[str, Any] = {}
         if known[1] != sha or _unmarked(current.label_config).strip() != label_config.strip():
             changes["label_config"] = label_config
@@ -189,6 +188,8 @@ def read_fields(result: list[dict[str, Any]]) -> dict[str, Any]:
     for item in result:
         value = item.get("value") or {}
         name = item.get("from_name")
+        if not isinstance(name, str):
+            continue  # not a control's answer (a relation between regions names no control)
         if "choices" in value:
             fields[name] = list(value.get("choices") or [])
         elif "text" in value:

@@ -86,7 +86,7 @@ def send_missing(run: StageRun, session: Session, project_id: int, purpose: str,
     missing = {key: make for key, make in wanted.items() if key not in have}
     if missing:  # tasks sent by a run killed before it recorded them are taken on, not sent twice
         live = ls_call("the project's tasks", session.client.tasks.list, project=project_id)
-        orphans = {(t.data or {}).get("qc_item"): t.id for t in live if (t.data or {}).get("qc_item") in missing}
+        orphans = {key: t.id for t in live if isinstance(key := (t.data or {}).get("qc_item"), str) and key in missing}
         with run.db.transaction():
             for key, task_id in orphans.items():
                 record, _ = missing.pop(key)()

@@ -46,14 +46,15 @@ def krippendorff_alpha(answers: Answers) -> float | None:
 
 def cohen_kappa(first: dict[str, str | None], second: dict[str, str | None]) -> float | None:
     """Kappa over the items both answered; None with fewer than two such items or no variation."""
-    both = [i for i in sorted(set(first) & set(second)) if first[i] is not None and second[i] is not None]
-    if len(both) < 2:
+    pairs = [(x, y) for i in sorted(set(first) & set(second)) if (x := first[i]) is not None
+             and (y := second[i]) is not None]
+    if len(pairs) < 2:
         return None
-    a, b = [first[i] for i in both], [second[i] for i in both]
+    a, b = [x for x, _ in pairs], [y for _, y in pairs]
     labels = sorted(set(a) | set(b))
-    observed = sum(x == y for x, y in zip(a, b, strict=True)) / len(both)
+    observed = sum(x == y for x, y in pairs) / len(pairs)
     count_a, count_b = Counter(a), Counter(b)
-    expected = sum(count_a[label] * count_b[label] for label in labels) / len(both) ** 2
+    expected = sum(count_a[label] * count_b[label] for label in labels) / len(pairs) ** 2
     if expected == 1.0:
         return None  # both always gave the same single answer: agreement is undefined
     return round((observed - expected) / (1 - expected), 4)
@@ -65,7 +66,7 @@ def agreement(answers: Answers) -> Agreement:
     spread: dict[str, float] = {}
     comparable = 0
     for item in items:
-        given = [answers[p][item] for p in people if answers[p].get(item) is not None]
+        given = [a for p in people if (a := answers[p].get(item)) is not None]
         if len(given) < 2:
             continue
         comparable += 1

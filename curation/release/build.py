@@ -341,10 +341,11 @@ def record_runner_tasks(catalog: Catalog, version: str, runner: dict[str, list[d
     """What a release holds, element by element in the runner's format (built or imported)."""
     for name, elements in runner.items():
         for position, element in enumerate(elements):
+            task_id = element.get("task_id")  # None in an imported element that names no task
             catalog.insert("release_tasks", {
-                "version": version, "runner_file": name, "position": position, "task_id": element.get("task_id"),
-                "task_version": versions.get(element.get("task_id")), "content_sha256": sha256_of(element),
-                "runner": json.dumps(element, ensure_ascii=False)})
+                "version": version, "runner_file": name, "position": position, "task_id": task_id,
+                "task_version": versions.get(task_id) if task_id is not None else None,
+                "content_sha256": sha256_of(element), "runner": json.dumps(element, ensure_ascii=False)})
 
 
 def _copy_media(catalog: Catalog, video_ids: list[str], into: Path) -> None:

@@ -59,8 +59,8 @@ def comment_threads(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out, number = [], 0
     for row in top:
         number += 1
-        thread = {"id": number, "user": row.get("author") or f"评论{number}", "text": (row.get("text") or "").strip(),
-                  "replies": []}
+        thread: dict[str, Any] = {"id": number, "user": row.get("author") or f"评论{number}",
+                                  "text": (row.get("text") or "").strip(), "replies": []}
         for reply in replies.get(row["comment_id"], []):
             number += 1
             thread["replies"].append({"id": number, "user": reply.get("author") or f"评论{number}",

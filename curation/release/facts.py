@@ -87,8 +87,10 @@ class ReleaseFacts:
     def from_json(cls, body: dict[str, Any]) -> ReleaseFacts:
         out = cls(**{k: v for k, v in body.items() if k not in ("inspectors", "ratio_range", "drifted")})
         out.inspectors = [InspectorFacts(**i) for i in body.get("inspectors", [])]
-        out.ratio_range = tuple(body.get("ratio_range", (0.5, 2.0)))  # type: ignore[assignment]
-        out.built_ratios = tuple(body["built_ratios"]) if body.get("built_ratios") else None  # type: ignore[assignment]
+        low, high = body.get("ratio_range", (0.5, 2.0))  # JSON keeps the pairs as lists
+        out.ratio_range = (low, high)
+        built = body.get("built_ratios")
+        out.built_ratios = (built[0], built[1]) if built else None
         out.drifted = [(t, r) for t, r in body.get("drifted", [])]
         return out
 
@@ -118,8 +120,10 @@ def release_facts(catalog: Catalog, tasks: list[dict[str, Any]], videos: list[di
     _verdict_facts(out, catalog, tasks)
     for task in tasks:
         ratio = played_ratio(task)
-        if ratio != "as built" and (ratio is None or not ratio_range[0] <= ratio <= ratio_range[1]):
-            out.drifted.append((task["task_id"], ratio))  # type: ignore[arg-type]
+        if isinstance(ratio, str):  # as built: the ratio the feed was built to
+            continue
+        if ratio is None or not ratio_range[0] <= ratio <= ratio_range[1]:
+            out.drifted.append((task["task_id"], ratio))
     return out
 
 

@@ -32,11 +32,12 @@ class HealthLimits:
     max_baseline_over_chance: float = 0.15  # metadata-only accuracy this far above guessing
 
 
-def _spread(values: Iterable[float]) -> dict[str, float] | None:
-    values = [float(v) for v in values if v is not None]
-    if not values:
+def _spread(values: Iterable[float | None]) -> dict[str, float] | None:
+    """min / median / max of the values present (a task without the field is None)."""
+    present = [float(v) for v in values if v is not None]
+    if not present:
         return None
-    return {"min": min(values), "median": float(statistics.median(values)), "max": max(values)}
+    return {"min": min(present), "median": float(statistics.median(present)), "max": max(present)}
 
 
 def letters_of(task: dict[str, Any]) -> list[str]:

@@ -81,8 +81,8 @@ def chinese(message: str, code: str | None = None) -> str:
     if suffix and suffix.group(1) in RULES:
         code, body = code or suffix.group(1), body[:suffix.start()]
     for pattern in book.messages:
-        found = pattern.regex.match(body)
-        if found:
-            return "".join(head) + pattern.zh.format(**{k: v or "" for k, v in found.groupdict().items()})
+        whole = pattern.regex.match(body)
+        if whole:
+            return "".join(head) + pattern.zh.format(**{k: v or "" for k, v in whole.groupdict().items()})
     asks = book.rules.get(code or "")
     return "".join(head) + (f"{asks}（{book.fallback}）" if asks else book.fallback)

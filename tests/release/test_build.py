@@ -144,7 +144,7 @@ def test_verify_names_the_file_that_changed_by_one_byte(clustered_catalog, tmp_p
     problems = verify(folder)
     assert len(problems) == 2 and problems[0] == "notes.txt: not in the manifest"
     assert problems[1].startswith("livingscreen/gui_action.json: changed")
-    out = subprocess.run([sys.executable, "-m", "curation.cli", "release", "verify", str(folder)], cwd=ROOT,
+    out = subprocess.run([sys.executable, "-m", "curation.cli", "release", "verify", str(folder)], cwd=tmp_path,
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 1 and "livingscreen/gui_action.json: changed" in out.stdout
 

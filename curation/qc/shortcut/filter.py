@@ -56,7 +56,7 @@ from curation.qc.shortcut.record import (
     verdicts_under,
 )
 from curation.qc.shortcut.report import write_report
-from curation.tasks.lifecycle import move_many
+from curation.tasks.lifecycle import Move, move_many
 from curation.tasks.runner_format import catalog_task_rows
 from curation.tasks.taxonomy import load_taxonomy
 
@@ -191,6 +191,8 @@ def _answers(view: TaskView, inspectors: list[LexicalInspector | OpenAIInspector
     taxonomy = load_taxonomy()
     assert view.prompt is not None
     answers = []
+    raw: str | None
+    parsed: str | dict[str, Any]  # a letter or a verdict word; a platform answer's choices
     for inspector in inspectors:
         for sample in range(inspector.samples):
             if isinstance(inspector, LexicalInspector):
@@ -335,7 +337,8 @@ def _decide_on_record(run: StageRun, views: list[TaskView], verdicts: dict[tuple
     catalog, counts = run.db, run.counts
     decided = latest_decisions(catalog)
     who = f"qc-shortcut {digest}"
-    decisions, moves, before = [], [], {}
+    decisions, before = [], {}
+    moves: list[Move] = []
     for view in views:
         key = (view.task_id, view.version)
         if key not in verdicts:
