@@ -3,6 +3,7 @@
 from curation.cli import (  # noqa: F401  (registers the commands)
     annotate,
     corpus,
+    docs,
     env,
     feeds,
     grade,

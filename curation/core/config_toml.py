@@ -3,20 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from typing import Any
 
-
-def _value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, list):
-        return "[" + ", ".join(_value(v) for v in value) + "]"
-    raise TypeError(f"cannot write {type(value).__name__} as a TOML value")
+from curation.core.config_fields import toml_value
 
 
 def _is_table(value: Any) -> bool:
@@ -34,7 +23,7 @@ def _section(name: str, value: Any, out: list[str], array: bool = False) -> None
         if _is_table(item) or is_list_of_tables:
             tables.append((key, item))
         else:
-            scalars.append(f"{key} = {_value(item)}" + (f"  # {help_text}" if help_text else ""))
+            scalars.append(f"{key} = {toml_value(item)}" + (f"  # {help_text}" if help_text else ""))
     if name and (scalars or array):
         out.append(f"\n[[{name}]]" if array else f"\n[{name}]")
     out.extend(scalars)

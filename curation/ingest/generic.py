@@ -1,5 +1,5 @@
 """Any corpus in JSON Lines, a JSON array, a JSON object keyed by id, CSV or Parquet,
-described by a TOML mapping from catalog fields to source fields (docs/manual.md, "Mapping file for the
+described by a TOML mapping from catalog fields to source fields (docs/ingest.md, "Mapping file for the
 `generic` adapter")."""
 
 from __future__ import annotations

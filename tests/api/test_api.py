@@ -250,15 +250,15 @@ def test_a_missing_file_a_typo_and_an_old_catalog_are_refused_clearly(curated, t
     assert curation.api.open(old).tasks().height == 0
 
 
-def test_the_manuals_example_runs_on_a_real_catalog(curated, tmp_path, monkeypatch):
-    manual = (ROOT / "docs" / "manual.md").read_text(encoding="utf-8")
+def test_the_api_pages_example_runs_on_a_real_catalog(curated, tmp_path, monkeypatch):
+    manual = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
     section = manual.split("## From a notebook", 1)[1].split("\n## ", 1)[0]
     (example,) = re.findall(r"```python\n(.*?)```", section, flags=re.S)
     (tmp_path / "build").mkdir()
     shutil.copy(curated["path"], tmp_path / "build" / "catalog.duckdb")
     monkeypatch.chdir(tmp_path)
     names: dict = {}
-    exec(compile(example, "docs/manual.md (From a notebook)", "exec"), names)
+    exec(compile(example, "docs/api.md (From a notebook)", "exec"), names)
     path = tmp_path / "build" / "catalog.duckdb"
 
     assert dict(names["per_state"].rows()) == dict(sql(path, """

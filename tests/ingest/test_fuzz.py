@@ -106,7 +106,7 @@ def _storable(text: str) -> bool:
 
 
 def expected_ids(corpus: Corpus) -> list[str]:
-    """The native ids the rules accept, written from the rules (docs/manual.md), not from the code: an id
+    """The native ids the rules accept, written from the rules (docs/ingest.md), not from the code: an id
     (stripped) that is there, storable and free of control characters, text fields and unmapped keys that are
     storable, no field over the limit, and the first of a repeated id."""
     accepted: list[str] = []
