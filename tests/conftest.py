@@ -28,7 +28,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """In CI a skip is a failure unless `tests/skips.py` lists its reason."""
-    from tests.skips import unlisted_skips
+    from tests.skips import skip_summary, unlisted_skips
 
     unlisted = unlisted_skips(_SKIPPED)
     if os.environ.get("CI") and unlisted:
@@ -36,9 +36,20 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if reporter is not None:
             reporter.write_line(f"{len(unlisted)} test(s) skipped in CI for a reason tests/skips.py does not list:",
                                 red=True)
-            for line in unlisted:
+            for line in [*unlisted, *skip_summary(_SKIPPED)]:
                 reporter.write_line(f"  {line}", red=True)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Outside CI, every skip of the run said once, at its end: what, why, and how to provide what was missing."""
+    from tests.skips import skip_summary
+
+    lines = skip_summary(_SKIPPED)
+    if lines and not os.environ.get("CI"):
+        terminalreporter.section("what this run skipped (docs/development.md#what-the-suite-needs)", yellow=True)
+        for line in lines:
+            terminalreporter.write_line(line)
 
 
 def grading_runner_profile(folder: Path) -> Path:

@@ -86,7 +86,9 @@ def import_tasks(client: Any, what: str, project_id: int, tasks_json: bytes) -> 
 
 def request_json(client: Any, what: str, path: str, method: str, **options: Any) -> dict[str, Any]:
     """One request through the SDK's HTTP client and authentication, for what the SDK has no call for; the
-    JSON object answered, or the refusal raised (`refused`) naming `what`."""
+    JSON object answered, or the refusal raised (`refused`) naming `what`. The SDK (2.1.2) has no public call for
+    a request it does not model, nor a public way to read a client's address and token back, so this goes through
+    its private `_client_wrapper`: the one private use, pinned by tests/test_private_apis.py."""
     response = ls_call(what, client._client_wrapper.httpx_client.request, path, method=method, **options)
     try:
         answer = response.json()

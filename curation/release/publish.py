@@ -112,7 +112,11 @@ def hub_online() -> Iterator[None]:
     Large files go by the Git LFS protocol (batch, PUT, verify), not Xet, even where `hf_xet` is
     installed: the Hub accepts both, a release is a few megabytes, and LFS is the protocol the
     toolkit's tests check byte for byte (and `upload_folder` under Xet may split a folder into
-    several commits, where a release must be one)."""
+    several commits, where a release must be one).
+
+    huggingface_hub reads both settings from the environment once, at import, and has no per-call
+    switch for either, so this sets its `constants` for the length of the calls and restores them
+    after: a private use, pinned by tests/test_private_apis.py."""
     from huggingface_hub import constants
 
     before = constants.HF_HUB_OFFLINE, constants.HF_HUB_DISABLE_XET

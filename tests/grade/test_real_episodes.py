@@ -19,7 +19,7 @@ from curation.grade.grade import grade_logs
 from curation.grade.rewards import build_rewards
 from tests.conftest import ROOT
 from tests.grade.real import CHECKS, EPISODES, MORE, add_turns, element, episodes_copy, record_release, runner_dir
-from tests.skips import V1, requires_v1
+from tests.skips import EPISODES_2, EPISODES_2_FOLDER, V1, V1_FOLDER, requires, requires_v1
 
 RESULTS = {log.parent.name: json.loads(log.read_text(encoding="utf-8"))["result"] for log in EPISODES.rglob("log.json")}
 REPORT_TAP = [("click", {"x": 883, "y": 858}), ("click", {"x": 240, "y": 372}), ("click", {"x": 709, "y": 693})]
@@ -271,10 +271,10 @@ def test_the_issue_check_on_the_public_v1_release(tmp_path):
     _done_when(tmp_path / "c.duckdb", V1, tmp_path)
 
 
-SHARED_2 = ROOT.parent / "shared" / "runner-episodes-2" / "Scripted"
+SHARED_2 = EPISODES_2 / "Scripted"
 
 
-@requires_v1
+@requires(V1_FOLDER, EPISODES_2_FOLDER)
 def test_text_typed_where_focus_is_not_goes_to_the_caret_and_sends_nothing(catalog, tmp_path):
     """The two episodes of runner-episodes-2, recorded with the public runner: Chinese text typed after a swipe off
     send / submit (see their README). Playwright inserts it at the caret, in the text field, so the Enter after it

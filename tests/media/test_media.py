@@ -6,6 +6,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from dataclasses import replace
 
 import pytest
@@ -189,14 +190,17 @@ def test_killed_normalise_leaves_no_half_written_output(tmp_path):
            "media", "normalise", "--workers", "2"]
     proc = subprocess.Popen(cmd, cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
-    deadline = 60
-    import time
-    start = time.time()
     # kill once ffmpeg has written into a part file: mid-way through a video, not before it began
-    while not _written_into(out_dir.rglob("*.part.mp4")) and time.time() - start < deadline:
+    deadline, seen = time.monotonic() + 60, False
+    while not seen and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
+        seen = _written_into(out_dir.rglob("*.part.mp4"))
+    running = proc.poll() is None
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
+    # otherwise the kill tested nothing: it came before any output, or after the command had ended
+    assert seen, f"normalise wrote into no part file within 60 s (exit {proc.returncode} when it was killed)"
+    assert running, f"normalise had ended (exit {proc.returncode}) before it could be killed mid-way"
     finals = list(out_dir.rglob("*.mp4"))
     finished = [p for p in finals if not p.name.endswith(".part.mp4")]
     assert len(finished) < 3  # it was killed mid-way
