@@ -11,12 +11,17 @@ lets no process write a file another holds open, so a notebook kept open for hou
 command that brings it up to date. The task states and the funnel come from the modules that own them
 (`curation.tasks.lifecycle`, `curation.qc.funnel`), so a notebook counts exactly what the CLI counts.
 JSON columns (options, eval_config, answers, edit, extra) stay text: `pl.col(c).str.json_decode()`.
+Graded episodes come with their statistics: each model's scores with intervals and every pair of models tested
+(`curation.grade.stats`, over the catalog's graded episodes of a release, as `curate grade` computes them), and
+the per-task table with its flags that the release's latest `curate grade` wrote (it needs the logs and the
+proofs, which the catalog does not keep).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
@@ -126,6 +131,45 @@ class CatalogReader:
         return self.sql("SELECT * FROM episode_grades WHERE (? IS NULL OR release = ?) AND (? IS NULL OR model = ?) "
                         "ORDER BY release, model, task_id", [release, release, model, model])
 
+    def _graded(self, release: str, include_defective: bool) -> list[dict[str, Any]]:
+        with self._open() as catalog:
+            rows = catalog.rows("SELECT model, task_id, tier, subcategory, sr, ns, wr, defective FROM episode_grades "
+                                "WHERE release = ? ORDER BY model, task_id", [release])
+        return [r for r in rows if include_defective or not r["defective"]]
+
+    def grade_intervals(self, release: str, seed: int = 0, include_defective: bool = False) -> pl.DataFrame:
+        """Per model (runs `name#run` pooled) and scope (`all`, a tier, `tier/sub-category`): SR, NS and WR with
+        95% intervals over tasks and the method of each (`curation/grade/stats.py`)."""
+        from curation.grade.evidence import outcomes_of
+        from curation.grade.stats import Interval, model_scores
+
+        rows = [asdict(i) for i in model_scores(outcomes_of(self._graded(release, include_defective)), seed)]
+        return pl.DataFrame(rows, schema=_schema(Interval))
+
+    def grade_pairs(self, release: str, seed: int = 0, include_defective: bool = False) -> pl.DataFrame:
+        """Every pair of models graded on common tasks: the SR difference, its 95% interval and p-values."""
+        from curation.grade.evidence import outcomes_of
+        from curation.grade.stats import PairTest, pair_tests
+
+        rows = [asdict(p) for p in pair_tests(outcomes_of(self._graded(release, include_defective)), seed)]
+        return pl.DataFrame(rows, schema=_schema(PairTest))
+
+    def task_table(self, release: str) -> pl.DataFrame:
+        """The per-task table (solve rate, IRT difficulty and discrimination, answers, unmet checks, proofs, flags)
+        that the release's latest successful `curate grade` wrote beside its summary (tasks.parquet)."""
+        from curation.grade.judged import TASK_FILES
+
+        with self._open() as catalog:
+            found = catalog.rows("SELECT run_id, params->>'out' AS out FROM runs WHERE stage = 'grade' AND status = "
+                                 "'ok' AND params->>'release' = ? ORDER BY finished_at DESC LIMIT 1", [release])
+        if not found:
+            raise PrerequisiteError(f"no `curate grade` of release {release} in {self.path}: grade its episodes first")
+        path = Path(found[0]["out"]) / TASK_FILES[0]
+        if not path.is_file():
+            raise PrerequisiteError(f"{path} (written by grade run {found[0]['run_id']}) is gone: grade release "
+                                    f"{release} again")
+        return pl.read_parquet(path)
+
     def funnel(self) -> pl.DataFrame:
         """The QC funnel as `curate qc report` counts it: a row for all tasks, each tier and each
         sub-category (`level`, `group`), each task once in its current state (end states, the stages
@@ -133,6 +177,14 @@ class CatalogReader:
         Counted by curation/qc/funnel.py in Python: a summary of a few rows, not an Arrow read."""
         with self._open() as catalog:
             return pl.DataFrame(funnel_rows(catalog), infer_schema_length=None)
+
+
+_POLARS = {"str": pl.String, "int": pl.Int64, "float": pl.Float64}
+
+
+def _schema(kind: type) -> dict[str, Any]:
+    """A dataclass's fields as a Polars schema (so that an empty list of rows still has its columns)."""
+    return {f.name: _POLARS[str(f.type).removesuffix(" | None")] for f in fields(kind)}
 
 
 def open(path: Path | str = "build/catalog.duckdb") -> CatalogReader:  # noqa: A001  (curation.api.open reads well)

@@ -57,13 +57,16 @@ def grade_command(
     model: Annotated[list[str] | None, typer.Option(help="The model of each logs folder, in order (repeatable).")]
     = None,
     out: Annotated[Path | None, typer.Option(help="Folder for episodes.parquet/.csv, summary.json and grade.html "
-                                                  "(default build/grade/vX.Y.Z).")] = None,
+                                                  "(default: [grade] dir/vX.Y.Z).")] = None,
     include_defective: Annotated[bool, typer.Option(
         "--include-defective", help="Count episodes of defective tasks in SR (they are flagged either way).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    seed: Annotated[int, typer.Option(help="Seeds the bootstrap of the intervals and pairwise tests.")] = 0,
 ) -> None:
     """SR, NS, WR, progress and observation buckets per episode; coverage and a summary per tier, sub-category
-    and model. Exits 1 when no episode could be graded."""
+    and model; SR with 95% intervals, every pair of models tested, and the release's tasks judged by how the
+    models answered them (flags). Several runs of a model: `--model NAME#1 --model NAME#2`. Exits 1 when no
+    episode could be graded."""
     from curation.grade.folders import check_logs_arguments
     from curation.grade.grade import grade_logs
     from curation.release.semver import Version
@@ -72,7 +75,7 @@ def grade_command(
     check_logs_arguments(logs, out, model)  # before the catalog is opened: it notes this command line
     folder = (out or Path(config().grade.dir) / target.tag).resolve()
     with open_catalog() as cat:
-        result = grade_logs(cat, paired(logs, model), str(target), folder, include_defective)
+        result = grade_logs(cat, paired(logs, model), str(target), folder, include_defective, seed)
     if as_json:
         typer.echo(json.dumps(result.summary, ensure_ascii=False, indent=2))
     else:
@@ -107,7 +110,33 @@ def _print_summary(result: Any, folder: Path, page: Path | None) -> None:
     for key in ("answered_differently", "index0_disagreements", "state_disagreements", "state_unknown"):
         if summary[key]:
             typer.echo(f"  {key.replace('_', ' ')}: {', '.join(summary[key])}")
-    typer.echo(f"  episodes: {folder}/episodes.parquet (.csv), summary.json\n  report: {page}")
+    _print_statistics(summary)
+    typer.echo(f"  episodes: {folder}/episodes.parquet (.csv), summary.json; tasks: {folder}/tasks.parquet (.csv)"
+               f"\n  report: {page}")
+
+
+def _print_statistics(summary: dict[str, Any]) -> None:
+    """SR with its interval per model (all tasks, then each tier), the pairs, and the flagged tasks."""
+    level = f"{summary['stats']['level']:.0%}"
+    sr = [i for i in summary["intervals"] if i["metric"] == "sr" and "/" not in i["scope"]]
+    if sr:
+        typer.echo(f"  SR with {level} intervals over tasks (wilson: one run per task; task bootstrap: several)")
+    for i in sr:
+        typer.echo(f"    {i['model']} {i['scope']}: SR {i['estimate']:.1%} [{i['low']:.1%}, {i['high']:.1%}] "
+                   f"({i['tasks']} tasks, {i['runs']} run{'s' if i['runs'] != 1 else ''}, {i['method']})")
+    from curation.grade.report_stats import oriented
+
+    if summary["pairs"]:
+        typer.echo(f"  pairs (SR of the first minus the second on the tasks both played, {level} interval)")
+    for p in sorted((oriented(p) for p in summary["pairs"]), key=lambda p: (p["p_value"], p["model_a"])):
+        typer.echo(f"    {p['model_a']} − {p['model_b']}: {p['difference']:+.1%} [{p['low']:+.1%}, {p['high']:+.1%}] "
+                   f"on {p['tasks']} tasks, p = {p['p_value']:.2g} ({p['test']}; Holm {p['p_holm']:.2g})")
+    tasks = summary["tasks"]
+    counts = ", ".join(f"{name} {n}" for name, n in tasks["flag_counts"].items() if n) or "none"
+    typer.echo(f"  tasks judged from {len(tasks['models'])} models (IRT: {tasks['irt'] or 'none, under two models'});"
+               f" flagged: {counts}")
+    for row in tasks["flagged"][:10]:
+        typer.echo(f"    {row['task_id']}: {', '.join(row['flags'])} (solved {row['solved']}/{row['episodes']})")
 
 
 def _pct(value: float | None) -> str:

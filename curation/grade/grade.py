@@ -9,6 +9,10 @@ attempted (a folder), graded, crashed (a folder without a log), rejected and mis
 over every attempted task (a crash or a reject counts as a failure, as in the runner's
 all-tasks average) beside SR over the graded episodes. Episodes of defective tasks carry the
 reasons in `defective` and are left out of every summary figure unless `include_defective`.
+
+The summary also holds each model's SR, NS and WR per tier and sub-category with 95% intervals and every pair of
+models compared on SR (`stats.py`, seeded by `seed`), and the per-task table of the release with its flags
+(`task_table.py`) over every graded episode of the release in the catalog, beside it as tasks.parquet / .csv.
 """
 
 from __future__ import annotations
@@ -28,7 +32,9 @@ from curation.core.errors import UsageError
 from curation.core.stage import RunResult, StageRun, stage
 from curation.corpus.visible import video_durations
 from curation.grade.collect import STATUSES, collect, release_tasks
+from curation.grade.evidence import acting_calls, task_facts, unmet_checks
 from curation.grade.folders import check_logs_arguments
+from curation.grade.judged import TASK_FILES, scores_summary, task_analysis, write_task_table
 from curation.grade.metrics import BUCKETS, grade_episode
 from curation.grade.report import write_grade_page
 from curation.release.semver import Version
@@ -37,8 +43,10 @@ from curation.tasks.runner_format import subcategory_of
 EPISODE_COLUMNS = ("release", "model", "task_id", "log_path", "tier", "subcategory", "eval_type", "sr", "sr_from",
                    "public_sr", "logged_result", "ns", "invalid_calls", "watch_s", "runtime_s", "wr", "progress",
                    "answer", "answered_differently", "state_disagrees", "index0_disagrees", "watched", "buckets",
-                   "steps", "state_unknown", "defective", "replay_disagreement", "cut_off")
-STORED = EPISODE_COLUMNS
+                   "steps", "state_unknown", "defective", "replay_disagreement", "cut_off", "unmet_checks",
+                   "acting_calls")
+# what the catalog keeps: the unmet checks and acting calls go to episodes.parquet and the per-task table only
+STORED = EPISODE_COLUMNS[:-2]
 
 
 def _mean(values: list[float | None]) -> float | None:
@@ -118,15 +126,16 @@ def _check(logs: list[tuple[str, Path]], version: str = "", out: Path | None = N
        reads=("releases", "release_tasks", "task_transitions", "videos", "episode_grades", "audit_flags"),
        writes=("episode_grades", "rejects"),
        summary="the runner's episode logs graded: SR, NS, WR, progress, observation buckets, coverage; "
-       "per tier and model", files=("out: grade files",))
+       "per tier and model with 95% intervals, pairwise tests, and the release's tasks judged (IRT, flags)",
+       files=("out: grade files",))
 def grade_logs(run: StageRun, logs: list[tuple[str, Path]], version: str, out: Path,
-               include_defective: bool = False) -> GradeResult:
+               include_defective: bool = False, seed: int = 0) -> GradeResult:
     catalog = run.db
     target = str(Version.parse(version))
     tasks = release_tasks(run, target)
     durations = video_durations(catalog, sorted({v for t in tasks.values() for v in t["video_feed"]}))
     run.params.update(release=target, models=[m for m, _ in logs], logs=[str(d) for _, d in logs], out=str(out),
-                      include_defective=include_defective)
+                      include_defective=include_defective, seed=seed)
     found = collect(run, logs, tasks, target, "grading")
     rows: list[dict[str, Any]] = []
     for item in found.played:
@@ -136,8 +145,8 @@ def grade_logs(run: StageRun, logs: list[tuple[str, Path]], version: str, out: P
         rows.append({"release": target, "model": item.model, "task_id": episode.task_id, "log_path": str(item.log),
                      "tier": task["tier"], "subcategory": subcategory_of(episode.task_id),
                      "eval_type": task["eval_type"], "logged_result": episode.result, "steps": len(episode.steps),
-                     "defective": task["defective"] or None,
-                     **{k: fields[k] for k in EPISODE_COLUMNS if k in fields}})
+                     "defective": task["defective"] or None, "unmet_checks": unmet_checks(episode, task, grade),
+                     "acting_calls": acting_calls(episode), **{k: fields[k] for k in EPISODE_COLUMNS if k in fields}})
     crashed = sum(c["status"] == "crashed" for c in found.coverage)
     run.counts.update(logs=found.logs, graded=len(rows), rejected=len(found.rejected), crashed=crashed,
                       defective=sum(bool(r["defective"]) for r in rows))
@@ -153,7 +162,16 @@ def grade_logs(run: StageRun, logs: list[tuple[str, Path]], version: str, out: P
                "defective_tasks": [{"task_id": t, "reasons": why} for t, why in defective],
                "durations_unknown": sorted({v for t in tasks.values() for v in t["video_feed"]
                                             if not durations.get(v)})[:20]}
+    counted = [r for r in rows if include_defective or not r["defective"]]
+    summary.update(scores_summary(counted, seed))
+    # the release's other graded models count in the per-task table: IRT needs many models
+    others = [r for r in catalog.rows("SELECT * FROM episode_grades WHERE release = ? AND NOT list_contains(?, model)",
+                                      [target, [m for m, _ in logs]]) if include_defective or not r["defective"]]
+    analysis = task_analysis(counted + others, task_facts(tasks, durations))
+    summary["tasks"] = {**analysis.as_dict(), "files": list(TASK_FILES),
+                        "models_from_catalog": sorted({r["model"] for r in others})}
     write_outputs(rows, summary, out)
+    write_task_table(analysis, out)
     # beside the run's own files, so that grading another release or logs folder does not overwrite it
     report = write_grade_page(catalog, target, summary, out / "grade.html")
     run.params.update(report=str(report))
@@ -171,9 +189,11 @@ def write_outputs(rows: list[dict[str, Any]], summary: dict[str, Any], out: Path
         ("answered_differently", pa.bool_()), ("state_disagrees", pa.bool_()), ("index0_disagrees", pa.bool_()),
         ("watched", pa.list_(pa.float64())), ("buckets", pa.list_(pa.string())), ("steps", pa.int32()),
         ("state_unknown", pa.string()), ("defective", pa.string()), ("replay_disagreement", pa.string()),
-        ("cut_off", pa.string())]))
+        ("cut_off", pa.string()), ("unmet_checks", pa.list_(pa.string())), ("acting_calls", pa.int32())]))
     pq.write_table(table, out / "episodes.parquet")
-    flat = table.drop_columns(["watched", "buckets"]).append_column(
-        "buckets", pa.array([" ".join(b or "unknown" for b in r["buckets"]) for r in rows], pa.string()))
+    flat = table.drop_columns(["watched", "buckets", "unmet_checks"]).append_column(
+        "buckets", pa.array([" ".join(b or "unknown" for b in r["buckets"]) for r in rows], pa.string())
+    ).append_column("unmet_checks", pa.array(["; ".join(r["unmet_checks"]) if r["unmet_checks"] is not None else None
+                                              for r in rows], pa.string()))
     pacsv.write_csv(flat, out / "episodes.csv")
     (out / "summary.json").write_text(json.dumps(summary, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")

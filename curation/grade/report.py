@@ -1,7 +1,8 @@
 """`build/reports/grade.html`: per model, the observation buckets of every (episode, video) on
 L2 and L3 tasks as one stacked bar (the paper's Figure 3 shape), SR beside WR and NS when
 several models are graded together, the per-tier table, and the audit's under- and
-over-observation rates (the paper's Table 3 shape) once trajectories have been audited."""
+over-observation rates (the paper's Table 3 shape) once trajectories have been audited; then the scores with
+their intervals, the pairwise tests and the flagged tasks (`report_stats.py`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 
 from curation.core.catalog import Catalog
 from curation.grade.metrics import BUCKETS
+from curation.grade.report_stats import statistics_html
 from curation.reports import page, write
 
 COLOURS = {"skipped": "#b9c4d0", "glanced": "#f2c14e", "partially_viewed": "#4a7ab5", "fully_consumed": "#c0504d"}
@@ -96,6 +98,7 @@ def grade_page(summary: dict[str, Any], audit: list[dict[str, Any]] | None = Non
                     f"</td><td>{g['episodes']}</td><td>{_pct(g['sr'])}</td><td>{g['ns']}</td><td>{_pct(g['wr'])}</td>"
                     f"<td>{_pct(g['progress'])}</td></tr>")
     body.append("</table>")
+    body += statistics_html(summary)
     body += coverage_html(summary)
     if summary.get("rejected"):
         body.append("<h3>Logs that could not be graded</h3><ul>" + "".join(
