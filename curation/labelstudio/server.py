@@ -58,7 +58,9 @@ def label_studio_environment(data_dir: Path, username: str, password: str, token
     sees behind the proxy, and every login would be refused."""
     env = {"LABEL_STUDIO_USERNAME": username, "LABEL_STUDIO_PASSWORD": password,
            "LABEL_STUDIO_USER_TOKEN": token, "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true",
-           "LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN": "true", "LABEL_STUDIO_BASE_DATA_DIR": str(data_dir)}
+           "LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN": "true", "LABEL_STUDIO_BASE_DATA_DIR": str(data_dir),
+           # each start would otherwise ask pypi.org for a newer release, waiting up to 10 s where there is no network
+           "LATEST_VERSION_CHECK": "false"}
     if media_root is not None:
         # Label Studio refuses a storage path equal to its document root: serve the parent.
         env |= {"LABEL_STUDIO_LOCAL_FILES_SERVING_ENABLED": "true",

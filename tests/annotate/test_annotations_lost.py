@@ -26,37 +26,12 @@ from curation.core.config import load_config
 from curation.corpus.feeds import build_feed_set
 from curation.labelstudio.accounts import current_admin, in_organization
 from curation.labelstudio.projects import annotation_sha
-from tests.annotate.test_labelstudio import result
+from tests.annotate.authored import Author, answer, one_imported
 from tests.cli.test_cli import curate
-from tests.labelstudio import login
 
 pytestmark = pytest.mark.servers  # a real Label Studio
 
 FEEDS = load_config().feeds
-
-
-def answer(instruction: str) -> list[dict[str, Any]]:
-    return result(tier="L1", subcategory="gui_like", instruction=instruction, platform_state="like 1")
-
-
-class Author:
-    """One annotator writing on her own tasks through Label Studio's API, as its frontend does."""
-
-    def __init__(self, label_studio: dict[str, Any], person: str) -> None:
-        self.url = label_studio["url"]
-        self.session = login(self.url, f"{person}@annotators.local", label_studio["annotator_password"])
-
-    def write(self, ls_task_id: int, fields: list[dict[str, Any]]) -> int:
-        made = self.session.post(f"{self.url}/api/tasks/{ls_task_id}/annotations/", json={"result": fields})
-        assert made.status_code == 201, made.text
-        return int(made.json()["id"])
-
-    def update(self, annotation_id: int, fields: list[dict[str, Any]]) -> None:
-        changed = self.session.patch(f"{self.url}/api/annotations/{annotation_id}/", json={"result": fields})
-        assert changed.status_code == 200, changed.text
-
-    def feedback(self, ls_task_id: int) -> str:
-        return self.session.get(f"{self.url}/api/tasks/{ls_task_id}").json()["data"].get("feedback") or ""
 
 
 @contextlib.contextmanager
@@ -93,23 +68,14 @@ def lines(out: str, start: str) -> list[str]:
     return [line.strip() for line in out.splitlines() if line.strip().removeprefix("warning: ").startswith(start)]
 
 
-def test_a_lost_annotation_is_named_and_written_again_as_the_same_task(clustered_catalog, label_studio, ls_client):
+# label_studio before clustered_catalog: the suite's first test, whose server start overlaps the building of the
+# session's catalog (tests/labelstudio/__init__.py)
+def test_a_lost_annotation_is_named_and_written_again_as_the_same_task(label_studio, clustered_catalog, ls_client):
     person = "yusra"  # a name no other test gives an account on the session-wide server
-    build_feed_set(clustered_catalog, FEEDS, 2, seed=131)
-    db = str(clustered_catalog.path)
-    clustered_catalog.close()
-    base = ("--catalog", db)
-    assert curate(*base, "annotate", "export", "--add", person).returncode == 0
-    with Catalog(db, read_only=True) as cat:
-        row = cat.rows("SELECT p.project_id, p.organization_id, t.ls_task_id FROM ls_tasks t "
-                       "JOIN ls_projects p USING (base_url, project_id) WHERE t.annotator = ? ORDER BY t.ls_task_id",
-                       [person])[0]
+    start = one_imported(clustered_catalog, label_studio, person, feeds=2, seed=131)
+    db, base, yusra, first, task_id = start.db, start.base, start.author, start.annotation, start.task_id
+    row = start.sent[0]
     project, task = row["project_id"], row["ls_task_id"]
-    yusra = Author(label_studio, person)
-    first = yusra.write(task, answer("给第一个视频点赞"))
-    assert "1 new tasks" in curate(*base, "annotate", "import").stdout
-    with Catalog(db, read_only=True) as cat:
-        task_id = cat.scalar("SELECT task_id FROM tasks")
 
     def versions() -> list[tuple[str, int]]:
         with Catalog(db, read_only=True) as cat:

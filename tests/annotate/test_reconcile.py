@@ -18,7 +18,7 @@ from curation.core.resources import resource_text
 from curation.corpus.feeds import build_feed_set
 from curation.labelstudio.accounts import current_admin, in_organization
 from curation.labelstudio.client import import_tasks
-from tests.annotate.test_labelstudio import result
+from tests.annotate.authored import one_imported
 from tests.cli.test_cli import curate
 from tests.labelstudio import login
 from tests.qc.helpers import curate_in
@@ -36,21 +36,9 @@ def live_tasks(ls_client, organization: int, project: int) -> list[int]:
 
 def test_tasks_deleted_on_the_server_are_named_resent_and_never_duplicated(clustered_catalog, label_studio,
                                                                            ls_client):
-    build_feed_set(clustered_catalog, load_config().feeds, 6, seed=96)
-    db = str(clustered_catalog.path)
-    clustered_catalog.close()
-    base = ("--catalog", db)
-    assert curate(*base, "annotate", "export", "--add", PERSON).returncode == 0
-    with Catalog(db, read_only=True) as cat:
-        sent = cat.rows("SELECT p.project_id, p.organization_id, t.ls_task_id, t.feed_id FROM ls_tasks t "
-                        "JOIN ls_projects p USING (base_url, project_id) ORDER BY t.ls_task_id")
+    start = one_imported(clustered_catalog, label_studio, PERSON, feeds=6, seed=96)
+    db, base, sent, task_id = start.db, start.base, start.sent, start.task_id
     project, org = sent[0]["project_id"], sent[0]["organization_id"]
-    xena = login(label_studio["url"], f"{PERSON}@annotators.local", label_studio["annotator_password"])
-    written = xena.post(f"{label_studio['url']}/api/tasks/{sent[0]['ls_task_id']}/annotations/",
-                        json={"result": result(tier="L1", subcategory="gui_like", instruction="给第一个视频点赞",
-                                               platform_state="like 1")})
-    assert written.status_code == 201, written.text
-    assert "1 new tasks" in curate(*base, "annotate", "import").stdout
 
     # three of her six tasks are deleted on the server, the imported one among them
     admin_id, _, home = current_admin(ls_client)
@@ -62,8 +50,6 @@ def test_tasks_deleted_on_the_server_are_named_resent_and_never_duplicated(clust
     out = curate(*base, "annotate", "export", "--annotators", PERSON)
     assert out.returncode == 0, out.stderr
     assert "6 feeds: 0 exported, 3 already in Label Studio" in out.stdout  # no longer "6 already there"
-    with Catalog(db, read_only=True) as cat:
-        task_id = cat.scalar("SELECT task_id FROM tasks")
     written_on, resendable = sent[0], sent[1:3]
     shown = ", ".join(f"{r['feed_id']} v1" for r in sorted(resendable, key=lambda r: r["feed_id"]))
     (line,) = [x for x in out.stdout.splitlines() if f"warning: {PERSON}: 3 feeds sent to project {project}" in x]

@@ -10,6 +10,7 @@ Prints one JSON line per round: {"feed": k, "current_time": s, "duration": s, "p
 """
 
 import json
+import socket
 import subprocess
 import sys
 import time
@@ -33,14 +34,22 @@ def _with_probe(self, cmd):
     _execute(self, cmd)
 
 
+def _listening(port):
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
 runner_env.PlaywrightThread._execute_command = _with_probe
 with open(sys.argv[1], encoding="utf-8") as listed:
     feeds = json.load(listed)
 port, rounds = int(sys.argv[2]), int(sys.argv[3])
 server = subprocess.Popen([sys.executable, "app.py", "--port", str(port)], stdout=subprocess.DEVNULL,
                           stderr=subprocess.DEVNULL)
-time.sleep(2)
 try:
+    listening = time.monotonic() + 60
+    while not _listening(port):  # no fixed sleep: a busy machine starts it later
+        assert server.poll() is None and time.monotonic() < listening, "the runner's app.py did not listen"
+        time.sleep(0.1)
     for n in range(rounds):
         k = n % len(feeds)
         started = time.monotonic()

@@ -5,7 +5,8 @@ two proofs and `curate grade` said beforehand:
 
 - every task the perfect proof passes gets 1.0 from the runner for the perfect plan;
 - an agent that does nothing gets 1.0 exactly on the tasks the do-nothing proof flags, 0.0 on the others;
-- a task with a check the profile calls ungradable crashes in the runner for every agent;
+- a task with a check the profile calls ungradable crashes in the runner for every agent, with the runner's own
+  error for it (and no other task crashes);
 - `curate grade` gives every episode the runner's own SR from the log alone;
 - video 0 stands inside the profile's do-nothing window whenever the runner would grade such an agent.
 
@@ -38,6 +39,7 @@ from tests.env.public_runner import (
     CLIP_S,
     RECORDING,
     browsers_path,
+    crashes,
     curate,
     play,
     probe_idle,
@@ -115,11 +117,16 @@ def played(clustered_catalog_file, tmp_path_factory):
     results = {model: {p.name: (json.loads((p / "log.json").read_text(encoding="utf-8"))["result"]
                                 if (p / "log.json").exists() else "crashed")
                        for p in (logs[model] / "all").iterdir()} for model in logs}
+    crashed = {model: crashes(folder, model, "all") for model in logs}  # the runner's message for each
     probes = probe_idle(folder, browsers, [feeds[0].video_feed, feeds[3].video_feed], rounds=6)
     if os.environ.get("KEEP_RUNNER_EPISODES"):  # recording fixtures: tests/fixtures/runner-episodes-release/
         keep(Path(os.environ["KEEP_RUNNER_EPISODES"]), tasks, ctx, results, logs, probes)
-    return {"root": root, "tasks": tasks, "ctx": ctx, "results": results, "logs": logs, "probes": probes,
-            "released": {t["task_id"] for t in released}}
+    return {"root": root, "tasks": tasks, "ctx": ctx, "results": results, "crashes": crashed, "logs": logs,
+            "probes": probes, "released": {t["task_id"] for t in released}}
+
+
+# the runner's own crash on a check the profile calls ungradable: eval_playback hands Page.evaluate() a `timeout`
+UNGRADABLE_CRASH = "unexpected keyword argument 'timeout'"
 
 
 def keep(out: Path, tasks, ctx, results, logs, probes) -> None:
@@ -144,12 +151,13 @@ def test_the_gate_ships_the_release_and_refuses_what_the_proofs_refuse(played):
 
 
 def test_the_runner_passes_every_perfect_plan_the_proof_passes(played):
-    ctx, results = played["ctx"], played["results"]["Perfect"]
+    ctx, results, why = played["ctx"], played["results"]["Perfect"], played["crashes"]["Perfect"]
     for task in played["tasks"]:
         verdict = prove_perfect(task["eval_config"], task["video_feed"], ctx.idle_facts)
         expected = "crashed" if verdict.ungradable else 1.0
         assert verdict.passed is bool(not verdict.ungradable), (task["task_id"], verdict.reason)
-        assert results[task["task_id"]] == expected, task["task_id"]
+        assert results[task["task_id"]] == expected, (task["task_id"], why.get(task["task_id"]))
+    assert all(UNGRADABLE_CRASH in reason for reason in why.values()), why
 
 
 def test_doing_nothing_passes_exactly_what_the_do_nothing_proof_flags(played):
@@ -160,7 +168,8 @@ def test_doing_nothing_passes_exactly_what_the_do_nothing_proof_flags(played):
         assert verdict.passes is not None, (task["task_id"], verdict.lacking)  # every fact is in the catalog
         ungradable = {c["func"] for c in task["eval_config"]} & ctx.profile.ungradable
         expected[task["task_id"]] = "crashed" if ungradable else float(verdict.passes)
-    assert results == expected
+    assert results == expected, played["crashes"]["Idle"]
+    assert all(UNGRADABLE_CRASH in reason for reason in played["crashes"]["Idle"].values()), played["crashes"]
     assert sorted(t for t, r in results.items() if r == 1.0) == ["gui_comment_9", "gui_swipe_9"]
 
 

@@ -3,7 +3,9 @@ and carries on (issue 30): the restore refuses a running server, keeps the folde
 in again, the export names the tasks the backup lacks and sends them again, and every annotation imported
 before stays in the catalog. On a Label Studio server of the test's own (the restore replaces its data), run
 as the team runs it: `make labelstudio` (Label Studio and the gate) stopped by Ctrl-C as a terminal sends it,
-to the whole foreground group, and `make labelstudio-backup` with its default folder (issue 43)."""
+to the whole foreground group, and `make labelstudio-backup` with its default folder (issue 43). Its data folder
+starts as a fresh server leaves it: a copy of the session server's, saved right after that server's first start
+(the session's start already proves a first start migrates an empty folder, with the admin and token preset)."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from curation.core.config import load_config
 from curation.core.services import free_port
 from curation.corpus.feeds import build_feed_set
 from curation.labelstudio.backup import DATABASE, running_on
+from curation.labelstudio.backup import restore as restore_folder
 from tests.annotate.test_labelstudio import result
 from tests.labelstudio import ADMIN, PASSWORD, login
 from tests.qc.helpers import ROOT, curate_in
@@ -38,10 +41,12 @@ def answers(port: int) -> bool:
         return False
 
 
-def test_a_backup_restored_after_the_server_lost_work(clustered_catalog_file, tmp_path):
+def test_a_backup_restored_after_the_server_lost_work(clustered_catalog_file, label_studio, tmp_path):
     data, media, state = tmp_path / "ls" / "data", tmp_path / "served" / "media", tmp_path / "state"
     media.mkdir(parents=True)
-    token, port, gate_port, password = secrets.token_hex(20), free_port(), free_port(), "Zora-" + secrets.token_hex(6)
+    data.parent.mkdir()
+    assert restore_folder(label_studio["fresh_backup"], data) is None  # fresh: its admin, the session's token
+    token, port, gate_port, password = label_studio["token"], free_port(), free_port(), "Zora-" + secrets.token_hex(6)
     url = f"http://127.0.0.1:{port}"
     env = {"LABEL_STUDIO_URL": url, "LABEL_STUDIO_API_KEY": token, "LABEL_STUDIO_DATA_DIR": str(data),
            "LABEL_STUDIO_ANNOTATOR_PASSWORD": password}
