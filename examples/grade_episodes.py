@@ -9,8 +9,8 @@
    episode with where its success came from.
 
 Where the data is (read only; nothing is written beside it):
-  --episodes       $LIVINGSCREEN_EPISODES, else ../shared/runner-episodes beside this checkout
-  --release-files  $LIVINGSCREEN_V1, else ../shared/livingscreen-v1 beside this checkout
+  --episodes       $LIVINGSCREEN_EPISODES, else runner-episodes in $LIVINGSCREEN_SHARED or ../shared/
+  --release-files  $LIVINGSCREEN_V1, else livingscreen-v1 in $LIVINGSCREEN_SHARED or ../shared/
 """
 
 from __future__ import annotations
@@ -27,8 +27,10 @@ VERSION = "1.0.0"  # the public release the episodes were recorded on
 
 
 def beside_checkout(variable: str, name: str) -> Path:
-    """`$variable`, else `../shared/<name>` next to the checkout (where CI keeps data that never enters the repo)."""
-    return Path(os.environ.get(variable) or ROOT.parent / "shared" / name)
+    """`$variable`, else `<name>` in `$LIVINGSCREEN_SHARED`, else `../shared/<name>` next to the checkout (where CI
+    keeps data that never enters the repo)."""
+    shared = Path(os.environ.get("LIVINGSCREEN_SHARED") or ROOT.parent / "shared")
+    return Path(os.environ.get(variable) or shared / name)
 
 
 def grade(folder: Path, episodes: Path, release_files: Path) -> Path:

@@ -61,7 +61,11 @@ EPISODES_2_FOLDER = SharedFolder(
     "runner-episodes-2", "LIVINGSCREEN_EPISODES_2", "two episodes the public runner recorded (runner-episodes-2)",
     tuple(f"Scripted/gui_action/{task}/{name}" for task in ("gui_comment_11", "gui_report_17")
           for name in ("log.json", "state.json")))
-SHARED_FOLDERS = (V1_FOLDER, RUNNER_FOLDER, EPISODES_2_FOLDER)
+EPISODES_FOLDER = SharedFolder(
+    "runner-episodes", "LIVINGSCREEN_EPISODES", "episodes the public runner recorded of v1 tasks (runner-episodes)",
+    tuple(f"Scripted/gui_action/{task}/log.json" for task in ("gui_collect_1", "gui_comment_1", "gui_like_1")))
+
+SHARED_FOLDERS = (V1_FOLDER, RUNNER_FOLDER, EPISODES_2_FOLDER, EPISODES_FOLDER)
 
 # the paths and reasons the tests import (read once, when the suite starts)
 V1, RUNNER, EPISODES_2 = V1_FOLDER.path, RUNNER_FOLDER.path, EPISODES_2_FOLDER.path

@@ -19,6 +19,7 @@ from tests.conftest import ROOT
 from tests.skips import (
     ALLOWED_IN_CI,
     EPISODES_2_FOLDER,
+    EPISODES_FOLDER,
     RUNNER_FOLDER,
     SHARED_ENV,
     SHARED_FOLDERS,
@@ -36,6 +37,7 @@ READERS = {
     RUNNER_FOLDER.name: "tests/release/test_envfeeds.py::test_the_runners_own_feed2data_gives_the_same_text",
     EPISODES_2_FOLDER.name: "tests/grade/test_real_episodes.py::"
                             "test_text_typed_where_focus_is_not_goes_to_the_caret_and_sends_nothing",
+    EPISODES_FOLDER.name: "tests/examples/test_examples.py::test_grade_episodes",
 }
 PLANTED = "planted for the skip rule"
 # the starts of paths that exist on one machine only (joined here, so that this file does not hold them itself)
@@ -106,7 +108,7 @@ def test_a_clone_without_the_shared_folders_says_what_it_skipped_and_ci_fails(tm
     clone = tmp_path / "clone"
     shutil.copytree(ROOT / "tests", clone / "tests", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "pyproject.toml", clone / "pyproject.toml")
-    for shipped in ("raw", "schemas"):  # the repo's own data, which a clone has
+    for shipped in ("raw", "schemas", "examples"):  # the repo's own files, which a clone has
         (clone / shipped).symlink_to(ROOT / shipped)
     (clone / "tests" / "test_planted_skip.py").write_text(
         f"import pytest\n\n\ndef test_planted():\n    pytest.skip({PLANTED!r})\n", encoding="utf-8")
