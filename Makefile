@@ -121,7 +121,7 @@ feeds: setup
 	@echo "reports:  build/reports/clusters.html, build/reports/feeds.html"
 
 test: lint $(LS_STAMP) $(LLM_STAMP) $(RUNNER_STAMP) browser nginx
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2 --dist loadscope
 
 # ruff, then mypy over curation/ and examples/ as [tool.mypy] in pyproject.toml configures it
 lint: setup

@@ -13,8 +13,8 @@ command that brings it up to date. The task states and the funnel come from the 
 JSON columns (options, eval_config, answers, edit, extra) stay text: `pl.col(c).str.json_decode()`.
 Graded episodes come with their statistics: each model's scores with intervals and every pair of models tested
 (`curation.grade.stats`, over the catalog's graded episodes of a release, as `curate grade` computes them), and
-the per-task table with its flags that the release's latest `curate grade` wrote (it needs the logs and the
-proofs, which the catalog does not keep).
+the per-task table with its flags that the release's latest `curate grade` wrote (its proofs' verdicts are
+computed from the release there, not kept in the catalog).
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ import curation.corpus.keywords
 import curation.grade.audit
 import curation.grade.grade
 import curation.grade.rewards
+import curation.grade.task_audit
 import curation.ingest
 import curation.media.normalise
 import curation.media.probe
@@ -39,7 +40,8 @@ PIPELINE = ("ingest", "keywords", "embed", "cluster", "feeds", "feeds-edit", "fe
             "qc-review-export",
             "qc-review-import", "qc-adjudicate-export", "qc-adjudicate-import", "qc-report", "release-build",
             "release-publish", "release-import-livingscreen", "release-export-livingscreen", "release-env-feeds",
-            "grade", "rewards-build", "grade-audit-export", "grade-audit-import")
+            "grade", "rewards-build", "grade-audit-export", "grade-audit-import", "qc-audit-tasks-export",
+            "qc-audit-tasks-import")
 
 
 def all_stages() -> list[Stage]:

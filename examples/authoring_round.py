@@ -40,8 +40,6 @@ from new_corpus_to_feeds import FEEDS, SEED, VIDEOS, build_feeds
 
 import curation.api
 from curation.core.config import load_config
-from curation.core.resources import resource_text
-from curation.env.profile import DEFAULT_PROFILE
 
 CONFIG = ("--config", "curation.toml")  # the round's configuration: the team's runner profile
 RELEASE = "0.1.0"
@@ -158,7 +156,8 @@ def reviewed(task: dict[str, Any], feed: dict[str, Any], tags: dict[str, list[st
 
 def authoring_round(folder: Path, corpus_catalog: Path) -> None:
     fresh_folder(folder)
-    (folder / "team-runner.toml").write_text(resource_text("runners", DEFAULT_PROFILE) + OUR_SOURCE,
+    # the team's runner profile starts from the public runner's, as `curate env show --toml` prints it
+    (folder / "team-runner.toml").write_text(curate(folder, "env", "show", "--toml") + OUR_SOURCE,
                                              encoding="utf-8")
     (folder / "curation.toml").write_text('[runner]\nprofile = "team-runner.toml"\n', encoding="utf-8")
     (folder / "build").mkdir()

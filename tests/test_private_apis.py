@@ -5,6 +5,10 @@ and what to re-check.
 - label-studio-sdk has no public call for a request it does not model, nor a public way to read back a client's
   address and credentials: `request_json` (curation/labelstudio/client.py) sends through the client's private
   `_client_wrapper.httpx_client`, which adds the address and the token.
+- pytest-xdist's `--dist loadgroup` names a test's group by renaming its id through `item._nodeid`, which pytest
+  9 no longer reads, so it groups nothing; `tests/conftest.py` makes the scheduler instead
+  (`pytest_xdist_make_scheduler`, a public hook) from xdist's `LoadScopeScheduling` with its `_split_scope`
+  overridden: a module's tests on one worker, every module that mentions Ray on one.
 - huggingface_hub reads `HF_HUB_OFFLINE` and `HF_HUB_DISABLE_XET` once, at import, into `huggingface_hub.constants`,
   and has no per-call switch for either: `hub_online` (curation/release/publish.py) sets the two constants for the
   length of a publish or a remote verify, and restores them.
@@ -29,9 +33,11 @@ from tests.conftest import ROOT
 
 
 def pinned(distribution: str) -> str:
-    """The version pyproject.toml pins `distribution` to."""
-    dependencies = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
-    return next(d.split("==", 1)[1] for d in dependencies if d.split("==", 1)[0].replace("_", "-") == distribution)
+    """The version pyproject.toml pins `distribution` to (in the dependencies or an extra)."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    dependencies = project["dependencies"] + [d for extra in project["optional-dependencies"].values() for d in extra]
+    return next(d.split("==", 1)[1] for d in dependencies
+                if d.split("==", 1)[0].split("[")[0].replace("_", "-") == distribution)
 
 
 def recheck(distribution: str, use: str, where: str) -> str:
@@ -127,3 +133,20 @@ def test_huggingface_hub_switches_hub_online_sets(monkeypatch):
         assert (constants.HF_HUB_OFFLINE, constants.HF_HUB_DISABLE_XET) == (True, False)
         with pytest.raises(OfflineModeIsEnabled):
             get_session().get(f"{url}/api/whoami-v2")
+
+
+def test_pytest_xdist_scheduler_tests_conftest_overrides():
+    """`LoadScopeScheduling._split_scope(nodeid)` is what groups tests on a worker (its own use: a module's tests
+    together), so the override in tests/conftest.py is what decides; and the groups are the ones it means."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    from tests.conftest import worker_group
+
+    why = recheck("pytest-xdist", "the private `LoadScopeScheduling._split_scope(nodeid)` (overridden to group "
+                  "the tests of a worker)", "tests/conftest.py pytest_xdist_make_scheduler")
+    split = getattr(LoadScopeScheduling, "_split_scope", None)
+    assert callable(split) and list(inspect.signature(split).parameters) == ["self", "nodeid"], why
+    assert split(None, "tests/grade/test_lite.py::test_a[1]") == "tests/grade/test_lite.py", why
+    assert worker_group("tests/corpus/test_embed.py::test_x") == worker_group("tests/core/test_ray_cluster.py::y") \
+        == "ray"
+    assert worker_group("tests/grade/test_lite.py::test_a") == "tests/grade/test_lite.py"

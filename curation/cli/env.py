@@ -16,13 +16,18 @@ app.add_typer(env_app, name="env")
 def env_show(
     checks: Annotated[bool, typer.Option("--checks", help="Also list every check with its arguments and "
                                                           "authoring verb.")] = False,
+    as_toml: Annotated[bool, typer.Option("--toml", help="Print the profile's TOML as written instead: the start of "
+                                                         "a team's own profile.")] = False,
 ) -> None:
     """The runner profile in force ([runner] profile): sources, checked positions, the do-nothing window, and the
     checks the runner cannot grade."""
-    from curation.env.profile import default_profile
+    from curation.env.profile import default_profile, default_profile_text
     from curation.env.vocabulary import ARG_TYPES, VOCABULARY
 
     profile = default_profile()
+    if as_toml:
+        typer.echo(default_profile_text(), nl=False)
+        return
     typer.echo(profile.show())
     if checks:
         typer.echo("  checks:")

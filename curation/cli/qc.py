@@ -226,3 +226,40 @@ def adjudicate_import() -> None:
         c = import_adjudication(cat)
     typer.echo(f"{c['decisions']:,} decisions: {c['kept']:,} kept, {c['deleted']:,} deleted, {c['revised']:,} "
                f"revised; {c['needs_fix']:,} sent back to fix, {c['undecided']:,} not decided yet")
+
+
+audit_tasks_app = typer.Typer(no_args_is_help=True,
+                              help="Released tasks looked at again from how models answered them (the per-task flags).")
+qc_app.add_typer(audit_tasks_app, name="audit-tasks")
+
+
+@audit_tasks_app.command("export")
+def audit_tasks_export(
+    release: Annotated[str, typer.Option(help="The graded release whose flagged tasks the group audits (X.Y.Z).")],
+    members: Annotated[str | None, typer.Option(
+        help="Comma-separated people the catalog knows who decide (name or e-mail, any case); each gets an "
+        "account that can open the project.")] = None,
+    add: Annotated[list[str] | None, typer.Option(help=ADD_HELP)] = None,
+    passwords: Annotated[Path | None, typer.Option(help=PASSWORDS_HELP)] = None,
+) -> None:
+    """Every task the release's graded episodes flag, with its evidence, into the group's audit project."""
+    from curation.grade.task_audit import export_task_audit
+
+    with open_catalog() as cat:
+        c = export_task_audit(cat, release, served_media(cat), (members or "").split(","), passwords, add=add)
+    typer.echo(f"{c['flagged']:,} flagged tasks: {c['sent']:,} sent, {c['already_sent']:,} already there, "
+               f"{c['decided_before']:,} decided before; {c['accounts_created']} accounts created")
+    _show_passwords(c)
+
+
+@audit_tasks_app.command("import")
+def audit_tasks_import() -> None:
+    """The group's audit decisions back: kept, answer fixed or revised (the new version goes round again), retired."""
+    from curation.grade.task_audit import import_task_audit
+
+    with open_catalog() as cat:
+        c = import_task_audit(cat, config().sources)
+    typer.echo(f"{c['decisions']:,} decisions ({c['unchanged']:,} imported before): {c['keep']:,} kept, "
+               f"{c['fix_answer']:,} answers fixed, "
+               f"{c['revise']:,} revised, {c['retire']:,} retired; {c['needs_fix']:,} sent back to fix, "
+               f"{c['undecided']:,} not decided yet")

@@ -30,17 +30,28 @@ def release_build(
     accept_ungradable: Annotated[str, typer.Option(
         metavar="REASON", help="Ship tasks whose checks the runner profile cannot grade, saying why (e.g. the "
         "runner you play it in grades them); recorded in the manifest. `curate env show` lists those checks.")] = "",
+    lite: Annotated[int | None, typer.Option(
+        metavar="N", help="Add a `lite` config of N tasks chosen from graded episodes (`curate grade ... --release`) "
+        "so that a model's SR on them estimates its SR on the rest; the card states how, and the error.")] = None,
+    lite_evidence: Annotated[str | None, typer.Option(
+        metavar="X.Y.Z", help="The graded release the Lite choice reads (default: the parent); only tasks shipped "
+        "unchanged since it are eligible.")] = None,
+    seed: Annotated[int | None, typer.Option(help="Seed of the Lite choice's tie-breaks (default 0).")] = None,
 ) -> None:
     """Freeze the tasks that finished QC into vX.Y.Z: parquet configs, runner JSON, card, changelog, manifest.
     Every task is judged by the task rules first: an error refuses the build unless --exclude-invalid."""
+    from curation.grade.lite_plan import lite_planner
     from curation.release.build import build_release
     from curation.release.facts import summary_line
 
+    if lite is None and (lite_evidence is not None or seed is not None):
+        raise UsageError(f"{'--lite-evidence' if lite_evidence is not None else '--seed'} is for --lite N")
+    planner = lite_planner(lite, lite_evidence, seed or 0) if lite is not None else None
     with open_catalog() as cat:
         built = build_release(cat, version, config().release, parent, out, with_media, repo,
                               exclude_invalid=exclude_invalid, sources=config().sources, feeds=config().feeds,
                               health_strict=health_strict, reports_dir=Path(config().reports.dir),
-                              accept_ungradable=accept_ungradable)
+                              accept_ungradable=accept_ungradable, lite=planner)
     assert built.folder is not None and built.diff is not None
     typer.echo(f"release {built.folder}: {built['tasks']:,} tasks, {built['videos']:,} videos, "
                f"{built['feeds']:,} feeds; configs " + ", ".join(
@@ -51,6 +62,11 @@ def release_build(
     if built.diff.excluded:
         typer.echo(f"  left out: {len(built.diff.excluded)} tasks fail the task rules: "
                    + ", ".join(sorted(built.diff.excluded)) + " (CHANGELOG.md says why)")
+    if "lite" in built.counts:
+        chosen = built["lite"]
+        typer.echo(f"  lite: {chosen['tasks']} tasks chosen from the {chosen['eligible']} graded in "
+                   f"v{chosen['evidence_release']} by {chosen['models']} models; they estimate a model's SR on those "
+                   f"{chosen['eligible']} within ±{chosen['estimated_error']:.1%} (README.md, lite.json)")
     if built.facts is not None:
         typer.echo(f"  QC: {summary_line(built.facts)}")
     typer.echo(f"  report: {built.report}")

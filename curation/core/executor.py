@@ -29,15 +29,15 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import Any
-
-import pyarrow as pa
-import pyarrow.parquet as pq
+from typing import TYPE_CHECKING, Any
 
 from curation.core.config import ExecutorConfig
 from curation.core.errors import PrerequisiteError
 
-BatchFn = Callable[[pa.Table], pa.Table]
+if TYPE_CHECKING:  # pyarrow is read where a batch is, not at every start of `curate` (a third of its start-up)
+    import pyarrow as pa
+
+BatchFn = Callable[["pa.Table"], "pa.Table"]
 
 
 @dataclass(frozen=True)
@@ -78,6 +78,9 @@ def worker_resources(declared: Resources | None, config: ExecutorConfig, *, gpu_
 
 
 def _on_shards(fn: BatchFn, shards: pa.Table) -> pa.Table:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     return pa.concat_tables([fn(pq.read_table(path)) for path in shards.column("shard").to_pylist()])
 
 
@@ -142,6 +145,8 @@ def map_tables(fn: BatchFn, tables: Iterable[pa.Table], config: ExecutorConfig, 
     # named by host and process, so that a later job can tell a killed job's folder from a live one
     shards = Path(tempfile.mkdtemp(prefix=f"{name}-{socket.gethostname()}-{os.getpid()}-", dir=root)).resolve()
     shards.chmod(0o755)  # mkdtemp's 0700 would shut out workers running as another user
+    import pyarrow.parquet as pq
+
     try:
         paths = []
         for number, table in enumerate(tables):

@@ -873,4 +873,46 @@ MIGRATIONS: list[str] = [
     COMMENT ON COLUMN tasks.ls_annotation_id IS
         'The Label Studio annotation the version was read from (the task is its authoring item: ls_annotations).';
     """,
+    """
+    -- what the per-task flags idle_passes and common_unmet_check read of each episode, kept with its grade so that
+    -- every graded episode of a release counts for them, not only the grading run's; NULL in rows graded earlier
+    ALTER TABLE episode_grades ADD COLUMN unmet_checks VARCHAR[];
+    COMMENT ON COLUMN episode_grades.unmet_checks IS
+        'Platform task, SR read from the end state: the checks it does not meet, by name; NULL when SR was not.';
+    ALTER TABLE episode_grades ADD COLUMN acting_calls INTEGER;
+    COMMENT ON COLUMN episode_grades.acting_calls IS
+        'Valid click, swipe and type calls (none: a do-nothing-like episode); NULL in a row graded before schema 26.';
+    """,
+    """
+    -- the group's decisions on released tasks audited from how models answered them (curate qc audit-tasks)
+    CREATE TABLE audit_decisions (
+        task_id VARCHAR NOT NULL, task_version INTEGER NOT NULL, release VARCHAR, decision VARCHAR, reasons VARCHAR[],
+        note VARCHAR, decided_by VARCHAR, revised_version INTEGER, evidence JSON, ls_task_id INTEGER,
+        ls_annotation_id INTEGER, annotation_sha256 VARCHAR, run_id VARCHAR, created_at TIMESTAMP,
+        PRIMARY KEY (task_id, task_version)
+    );
+    COMMENT ON TABLE audit_decisions IS
+        'The group''s decision on a released task version flagged by how models answered it (curate qc audit-tasks).';
+    COMMENT ON COLUMN audit_decisions.task_id IS 'The task audited.';
+    COMMENT ON COLUMN audit_decisions.task_version IS 'The released version audited; one decision per version.';
+    COMMENT ON COLUMN audit_decisions.release IS 'The graded release whose episodes flagged it.';
+    COMMENT ON COLUMN audit_decisions.decision IS 'keep, fix_answer, revise or retire.';
+    COMMENT ON COLUMN audit_decisions.reasons IS 'Why it was retired: reasons from the fixed list (as in decisions).';
+    COMMENT ON COLUMN audit_decisions.note IS 'The group''s note, cited in the CHANGELOG.';
+    COMMENT ON COLUMN audit_decisions.decided_by IS
+        'Who decided: the names typed, else the account that submitted (a release shows pseudonyms).';
+    COMMENT ON COLUMN audit_decisions.revised_version IS 'The new version a fix or revision made (NULL otherwise).';
+    COMMENT ON COLUMN audit_decisions.evidence IS
+        'What the group was shown: the flags with their rules, the per-task table row, sample episodes.';
+    COMMENT ON COLUMN audit_decisions.ls_task_id IS 'The Label Studio task of the audit project.';
+    COMMENT ON COLUMN audit_decisions.ls_annotation_id IS 'The annotation the decision was read from.';
+    COMMENT ON COLUMN audit_decisions.annotation_sha256 IS
+        'Its content hash: a later change of the annotation is reported, not imported again.';
+    COMMENT ON COLUMN audit_decisions.run_id IS 'The import run.';
+    COMMENT ON COLUMN audit_decisions.created_at IS 'When the decision was imported.';
+    COMMENT ON COLUMN qc_items.round IS
+        'The calibration round, for pilot questions; the release audited, for a task audit.';
+    COMMENT ON COLUMN qc_items.question IS
+        'What was asked (JSON); for a task audit, the evidence shown (kept as audit_decisions.evidence).';
+    """,
 ]

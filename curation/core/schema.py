@@ -44,6 +44,8 @@ _FEED = _ref("feed_id feed_version", "feeds", "feed_id version")
 # Every reference but the run column's, which every table has (added by `references_of`).
 REFERENCES: dict[str, tuple[Reference, ...]] = {
     "audit_flags": (_ref("release model task_id", "episode_grades", "release model task_id"),),
+    "audit_decisions": (_TASK, _ref("task_id revised_version", "tasks", "task_id version"),
+                        _ref("release", "releases", "version")),
     "cluster_members": (_ref("video_id", "videos", "video_id"),),
     "clusters": (_ref("medoid_video", "videos", "video_id"),),
     "comments": (_ref("video_id", "videos", "video_id"),),

@@ -118,16 +118,21 @@ def _read(text: str, origin: str) -> RunnerProfile:
     return profile
 
 
+def profile_text(path: str = "") -> str:
+    """The TOML of the profile in `path` ('' = the public runner's, shipped with the toolkit): what a team copies
+    to start its own (`curate env show --toml`)."""
+    if not path:
+        return resource_text("runners", DEFAULT_PROFILE)
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"runner profile {path} cannot be read: {exc.strerror or exc}") from exc
+
+
 @cache
 def load_profile(path: str = "") -> RunnerProfile:
     """The profile in `path` ('' = the public runner's, shipped with the toolkit)."""
-    if not path:
-        return _read(resource_text("runners", DEFAULT_PROFILE), f"(built in) runners/{DEFAULT_PROFILE}")
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"runner profile {path} cannot be read: {exc.strerror or exc}") from exc
-    return _read(text, path)
+    return _read(profile_text(path), path or f"(built in) runners/{DEFAULT_PROFILE}")
 
 
 _ACTIVE = {"path": "", "accept_ungradable": ""}
@@ -150,3 +155,8 @@ def accepted_ungradable() -> str:
 def default_profile() -> RunnerProfile:
     """The profile in force: `[runner] profile` of the configuration, else the public runner's."""
     return load_profile(_ACTIVE["path"])
+
+
+def default_profile_text() -> str:
+    """The TOML of the profile in force."""
+    return profile_text(_ACTIVE["path"])

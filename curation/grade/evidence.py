@@ -14,37 +14,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from curation.env.checks import atoms
-from curation.env.episodes import Episode
 from curation.env.profile import default_profile
-from curation.env.replay import rebuild_state
-from curation.grade.metrics import Grade
 from curation.grade.stats import Outcome, split_run
-from curation.grade.task_table import ACTING_TOOLS, EpisodeEvidence, Evidence, TaskFacts
+from curation.grade.task_table import EpisodeEvidence, Evidence, TaskFacts
 from curation.tasks.idle import IdleFacts, idle_verdict
 from curation.tasks.perfect import prove_perfect
 
 if TYPE_CHECKING:
     from curation.core.catalog import Catalog
-
-
-def acting_calls(episode: Episode) -> int:
-    return sum(c.name in ACTING_TOOLS and c.problem is None for c in episode.calls)
-
-
-def unmet_checks(episode: Episode, task: dict[str, Any], grade: Grade) -> list[str] | None:
-    """The checks (atomic conditions, as `curation.env.checks.atoms` names them) not met at the end of a platform
-    episode whose SR was read from its end state; None when SR came from elsewhere (the logged result)."""
-    if task["eval_type"] != "platform" or grade.sr_from not in ("state", "replay"):
-        return None
-    state, current, replayed = episode.state, None, False
-    if grade.sr_from == "replay":  # the same state grading read: rebuilt from the calls (metrics.grade_episode)
-        rebuilt = rebuild_state(episode.calls, max(len(task.get("video_feed") or []), 1))
-        state, current, replayed = rebuilt.state, rebuilt.current, True
-    if state is None:
-        return None
-    return [name for name, held in atoms(task.get("eval_config") or [], state, default_profile(), current, replayed)
-            if held is False]
 
 
 def proof_verdicts(task: dict[str, Any], facts: IdleFacts) -> tuple[str, str | None]:
@@ -89,8 +66,8 @@ def outcomes_of(rows: list[dict[str, Any]]) -> list[Outcome]:
 
 
 def evidence_of(rows: list[dict[str, Any]], facts: dict[str, TaskFacts]) -> Evidence:
-    """Graded rows as evidence; `unmet_checks` and `acting_calls` where the rows carry them (this run's episodes:
-    the catalog keeps neither)."""
+    """Graded rows as evidence, with each episode's unmet checks and acting calls as grading found them
+    (`metrics.Grade`); None where a row does not know them (a catalog row graded before schema 26)."""
     episodes = []
     for r in rows:
         if r["sr"] is None or r["task_id"] not in facts:
@@ -103,8 +80,8 @@ def evidence_of(rows: list[dict[str, Any]], facts: dict[str, TaskFacts]) -> Evid
 
 
 def release_evidence(catalog: Catalog, version: str, include_defective: bool = False) -> Evidence:
-    """Every graded episode of a release in the catalog as evidence (what `lite.choose_lite` reads when a release
-    is built from graded evidence); the unmet checks and acting calls, which the catalog does not keep, are unknown."""
+    """Every graded episode of a release in the catalog as evidence (what `lite.choose_lite` and the task audit
+    read), with the unmet checks and acting calls `curate grade` stored (NULL, from an older grade: unknown)."""
     from curation.corpus.visible import video_durations
     from curation.release.livingscreen import runnable_elements
 

@@ -32,7 +32,7 @@ from curation.core.errors import UsageError
 from curation.core.stage import RunResult, StageRun, stage
 from curation.corpus.visible import video_durations
 from curation.grade.collect import STATUSES, collect, release_tasks
-from curation.grade.evidence import acting_calls, task_facts, unmet_checks
+from curation.grade.evidence import task_facts
 from curation.grade.folders import check_logs_arguments
 from curation.grade.judged import TASK_FILES, scores_summary, task_analysis, write_task_table
 from curation.grade.metrics import BUCKETS, grade_episode
@@ -45,8 +45,6 @@ EPISODE_COLUMNS = ("release", "model", "task_id", "log_path", "tier", "subcatego
                    "answer", "answered_differently", "state_disagrees", "index0_disagrees", "watched", "buckets",
                    "steps", "state_unknown", "defective", "replay_disagreement", "cut_off", "unmet_checks",
                    "acting_calls")
-# what the catalog keeps: the unmet checks and acting calls go to episodes.parquet and the per-task table only
-STORED = EPISODE_COLUMNS[:-2]
 
 
 def _mean(values: list[float | None]) -> float | None:
@@ -145,15 +143,14 @@ def grade_logs(run: StageRun, logs: list[tuple[str, Path]], version: str, out: P
         rows.append({"release": target, "model": item.model, "task_id": episode.task_id, "log_path": str(item.log),
                      "tier": task["tier"], "subcategory": subcategory_of(episode.task_id),
                      "eval_type": task["eval_type"], "logged_result": episode.result, "steps": len(episode.steps),
-                     "defective": task["defective"] or None, "unmet_checks": unmet_checks(episode, task, grade),
-                     "acting_calls": acting_calls(episode), **{k: fields[k] for k in EPISODE_COLUMNS if k in fields}})
+                     "defective": task["defective"] or None, **{k: fields[k] for k in EPISODE_COLUMNS if k in fields}})
     crashed = sum(c["status"] == "crashed" for c in found.coverage)
     run.counts.update(logs=found.logs, graded=len(rows), rejected=len(found.rejected), crashed=crashed,
                       defective=sum(bool(r["defective"]) for r in rows))
     catalog.con.execute("DELETE FROM episode_grades WHERE release = ? AND list_contains(?, model)",
                         [target, [m for m, _ in logs]])
     for row in rows:
-        catalog.insert("episode_grades", {**{k: row[k] for k in STORED}, "run_id": run.run_id})
+        catalog.insert("episode_grades", {**{k: row[k] for k in EPISODE_COLUMNS}, "run_id": run.run_id})
     defective = sorted({(t, task["defective"]) for t, task in tasks.items() if task["defective"]})
     summary = {**summary_of(rows, target, include_defective),
                "coverage": coverage_of(found.coverage, rows, include_defective),

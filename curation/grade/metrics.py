@@ -12,8 +12,12 @@
   also knows which video is on screen). A replay that cannot tell what a call did leaves the
   state unknown, with the reason (`state_unknown`), and SR is the logged `result`; so is it when
   a check cannot be read from the state (playback, or a comment a replay cannot rule out).
-- NS: tool calls issued, whether or not they worked. WR: seconds recorded by valid `watch`
-  calls over the feed's total runtime.
+- Unmet checks: when SR was read from the end state (sr_from "state" or "replay"), the checks (atomic
+  conditions, as `curation.env.checks.atoms` names them) that state does not meet, read here from the one
+  state grading had, so that nothing replays an episode twice; None when SR came from elsewhere.
+- NS: tool calls issued, whether or not they worked. Acting calls: the valid ones of `ACTING_TOOLS` (an
+  episode with none is do-nothing-like). WR: seconds recorded by valid `watch` calls over the feed's total
+  runtime.
 - Buckets: the current video is tracked through the episode (an upward swipe of at least
   `SWIPE_MIN` goes to the next video, a downward one to the previous, clamped to the feed);
   each `watch` counts for the video on screen; r = seconds watched / duration puts every
@@ -29,6 +33,7 @@ from curation.env.checks import atoms
 from curation.env.episodes import Episode, ToolCall
 from curation.env.profile import default_profile
 from curation.env.replay import rebuild_state
+from curation.grade.task_table import ACTING_TOOLS
 
 SWIPE_MIN = 231  # normalised units: the app snaps to the next video past 30% of its 750 px feed
 BUCKETS = ("skipped", "glanced", "partially_viewed", "fully_consumed")
@@ -68,6 +73,8 @@ class Grade:
     #                                    "no other video" rule does not read (video 0, or past its last position)
     replay_disagreement: str | None = None  # the replay, by the runner's rule, contradicts the runner's result
     cut_off: str | None = None         # the episode ended without `finish` (the step cap, or it broke off)
+    unmet_checks: list[str] | None = None  # checks the end state SR was read from does not meet (None: not read)
+    acting_calls: int = 0              # valid calls of ACTING_TOOLS
     watched: list[float] = field(default_factory=list)      # seconds per feed position
     buckets: list[str | None] = field(default_factory=list)  # per feed position; None when its duration is unknown
 
@@ -89,12 +96,16 @@ def track_watching(calls: list[ToolCall], feed_len: int) -> list[float]:
     return seconds
 
 
+def acting_calls(calls: list[ToolCall]) -> int:
+    return sum(c.name in ACTING_TOOLS and c.problem is None for c in calls)
+
+
 def grade_episode(episode: Episode, task: dict[str, Any], durations: list[float | None]) -> Grade:
     """`task` is the release's runner element; `durations` the feed's video lengths in order."""
     calls = episode.calls
     answer, differently = first_answer(calls)
     grade = Grade(None, "none", answer=answer, answered_differently=differently, ns=len(calls),
-                  invalid_calls=sum(c.problem is not None for c in calls))
+                  invalid_calls=sum(c.problem is not None for c in calls), acting_calls=acting_calls(calls))
     if not any(c.name == "finish" and c.problem is None for c in calls):
         # the log does not say the runner's --max-steps: a run stopped by it and one that broke off look alike
         grade.cut_off = f"no finish: stopped after {episode.turns} turns (the step cap, or it broke off)"
@@ -118,16 +129,17 @@ def grade_episode(episode: Episode, task: dict[str, Any], durations: list[float 
             if public and len(known) == len(public):
                 grade.sr, grade.sr_from = float(all(known)), "replay" if replayed else "state"
                 grade.public_sr = grade.sr
+                grade.unmet_checks = [name for name, held in public if not held]
                 grade.index0_disagrees = grade.sr != float(all(held for _, held in everywhere))
                 grade.state_disagrees = episode.result is not None and grade.public_sr != episode.result
                 if replayed and grade.state_disagrees:
                     # The runner graded the app's real end state by this same rule: a replay that disagrees
                     # is wrong about what happened, so the runner's result stands.
-                    unmet = [name for name, held in public if not held]
                     grade.replay_disagreement = (
-                        f"the runner passed it; the replay found {', '.join(unmet)} unmet" if episode.result == 1.0
-                        else "the runner failed it; every check held in the replay")
+                        f"the runner passed it; the replay found {', '.join(grade.unmet_checks)} unmet"
+                        if episode.result == 1.0 else "the runner failed it; every check held in the replay")
                     grade.sr, grade.sr_from, grade.index0_disagrees = episode.result, "result", False
+                    grade.unmet_checks = None
         if grade.sr is None and episode.result is not None:
             grade.sr, grade.sr_from = episode.result, "result"
             if grade.progress is None:

@@ -13,9 +13,18 @@ from typing import Any
 from curation.core.catalog import Catalog, now
 from curation.core.progress import note
 from curation.core.stage import StageRun
-from curation.labelstudio.accounts import ExportResult, ensure_account, in_organization, read_passwords
+from curation.labelstudio.accounts import (
+    ExportResult,
+    Wanted,
+    choose_password,
+    ensure_account,
+    in_organization,
+    provision_members,
+    read_passwords,
+)
 from curation.labelstudio.client import base_url, connect_as_admin, ls_call
 from curation.labelstudio.guide import guide_html
+from curation.labelstudio.people import remember_person
 from curation.labelstudio.projects import annotation_sha, ensure_project, latest_annotation, project_tasks, send_tasks
 
 
@@ -64,6 +73,19 @@ def group_project(run: StageRun, session: Session, purpose: str, label_config: s
                                     {"run_id": run.run_id, "organization_id": session.home, "user_id": None},
                                     instruction=instruction)
     yield project_id
+
+
+def provision_group(run: StageRun, session: Session, group: list[str], result: ExportResult) -> None:
+    """Accounts in the admin's organization for the deciding group's members (made when missing); a password
+    chosen here is put in `result` to be shown once."""
+    chosen = {person: choose_password(person, session.passwords) for person in group}
+    made = provision_members([Wanted(person, chosen[person][0], person in session.passwords) for person in group],
+                             int(session.home or 0))
+    for person, account in zip(group, made, strict=True):
+        remember_person(run.db, person, run.run_id)
+        run.counts["accounts_created"] += account.created
+        if chosen[person][1] and account.created:
+            result.passwords[person] = chosen[person][0]
 
 
 def working_in(session: Session, organization_id: int | None) -> Any:

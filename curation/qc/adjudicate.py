@@ -23,13 +23,20 @@ from curation.core.resources import resource_text
 from curation.core.stage import StageRun, stage
 from curation.corpus.feeds import Feed, load_feed
 from curation.corpus.playable import rule_context
-from curation.labelstudio.accounts import ExportResult, Wanted, choose_password, provision_members
+from curation.labelstudio.accounts import ExportResult
 from curation.labelstudio.client import ls_call
 from curation.labelstudio.guide import guide_html
-from curation.labelstudio.people import check_people, known_people, remember_person, same_person, split_names
+from curation.labelstudio.people import check_people, known_people, same_person, split_names
 from curation.labelstudio.projects import feedback_text, read_fields, update_task_data
 from curation.labelstudio.render import list_fields, render_feed, state_text
-from curation.labelstudio.workspace import Session, fresh_answers, group_project, open_session, send_missing
+from curation.labelstudio.workspace import (
+    Session,
+    fresh_answers,
+    group_project,
+    open_session,
+    provision_group,
+    send_missing,
+)
 from curation.qc.review import is_latest
 from curation.tasks.judge import judge_draft
 from curation.tasks.lifecycle import move, state_of
@@ -93,14 +100,7 @@ def export_adjudication(run: StageRun, media_root: Path | None = None, members: 
     result = ExportResult(run.counts)
     run.counts.update(escalated=len(cases), sent=0, already_sent=0, accounts_created=0)
     session = open_session(passwords)
-    chosen = {person: choose_password(person, session.passwords) for person in group}
-    made = provision_members([Wanted(person, chosen[person][0], person in session.passwords) for person in group],
-                             int(session.home or 0))
-    for person, account in zip(group, made, strict=True):
-        remember_person(catalog, person, run.run_id)
-        run.counts["accounts_created"] += account.created
-        if chosen[person][1] and account.created:
-            result.passwords[person] = chosen[person][0]
+    provision_group(run, session, group, result)
     media = media_root or Path("build/media")
     with group_project(run, session, PURPOSE, resource_text("adjudication.xml"), "LivingScreen adjudication",
                        "升级的任务由小组决定：保留、删除或修改。指南：任务上方的 Instructions 按钮。 / "
@@ -154,7 +154,7 @@ def read_decision(fields: dict[str, Any], task: dict[str, Any], base: Feed, feed
     return (None, {}, problems) if problems else (decision, {"draft": draft, "fields": stored_fields(record)}, [])
 
 
-def _who(session: Session, fields: dict[str, Any], annotation: dict[str, Any], known: set[str]) -> str:
+def decided_by(session: Session, fields: dict[str, Any], annotation: dict[str, Any], known: set[str]) -> str:
     """The deciding member by the name the catalog knows them by, whether she typed it (in any case) or it is
     the account that submitted: one person is named one way wherever the catalog shows her."""
     typed = [" ".join(name.split()) for name in str(fields.get("decided_by") or "").split(",") if name.strip()]
@@ -200,9 +200,9 @@ def import_adjudication(run: StageRun, sources: dict[str, SourceConfig] | None =
         if decision is None:
             run.counts["needs_fix"] += 1
             continue
-        who = _who(session, fields, annotation, known)
+        who = decided_by(session, fields, annotation, known)
         with catalog.transaction():
-            revised = _revise(run, row, change, who) if decision == "revise" else None
+            revised = revise_task(run, row, change, who) if decision == "revise" else None
             reasons = change.get("delete_reasons") or []
             reason = "; ".join(p for p in (", ".join(reasons), fields.get("note") or "") if p) or None
             catalog.insert("decisions", {
@@ -220,7 +220,7 @@ def import_adjudication(run: StageRun, sources: dict[str, SourceConfig] | None =
     return run.counts
 
 
-def _revise(run: StageRun, row: dict[str, Any], change: dict[str, Any], who: str) -> int:
+def revise_task(run: StageRun, row: dict[str, Any], change: dict[str, Any], who: str) -> int:
     """The revised task as its next version; the annotation it came from stays linked, so an
     unchanged annotation in the authoring project is not imported again as yet another version."""
     draft, fields = change["draft"], change["fields"]

@@ -1,6 +1,7 @@
 """`curate release build`: freeze the tasks that finished QC into `build/releases/vX.Y.Z/`:
 parquet configs (per tier, `all`, and the tasks added since the parent), videos and feeds,
-the runner's three JSON files, the dataset card, a changelog and a manifest of hashes.
+the runner's three JSON files, the dataset card, a changelog and a manifest of hashes; with
+`lite`, a Lite config chosen from a graded release's episodes (`lite_config.py`).
 
 A release is never overwritten; the same catalog state always gives the same bytes (rows in
 one order, parquet written the same way, no clock in any file); the version must move as
@@ -29,8 +30,16 @@ from curation.corpus.embed import cached_encoder
 from curation.corpus.playable import rule_context
 from curation.env.profile import accepted_ungradable, default_profile
 from curation.qc.funnel import compute_funnel
+from curation.release.audit_changes import AuditedChange, audited_changes, changelog_lines
 from curation.release.card import data_path, render_card
-from curation.release.contents import CONFIGS, ReleaseContents, gather, released_task_rows, sha256_of, shipped_elements
+from curation.release.contents import (
+    ReleaseContents,
+    config_rows,
+    gather,
+    released_task_rows,
+    sha256_of,
+    shipped_elements,
+)
 from curation.release.croissant import write_croissant
 from curation.release.facts import ReleaseFacts, release_facts
 from curation.release.health import (
@@ -41,6 +50,7 @@ from curation.release.health import (
     health_violations,
     release_health,
 )
+from curation.release.lite_config import LitePlanner
 from curation.release.manifest import manifest_sha256, read_manifest, write_manifest
 from curation.release.report import release_report
 from curation.release.semver import Version, check_bump
@@ -93,6 +103,11 @@ class Diff:
     removed: list[tuple[str, str]] = field(default_factory=list)  # (task id, why)
     changed: list[tuple[str, str, str]] = field(default_factory=list)  # (task id, old wording, new wording)
     excluded: dict[str, list[Defect]] = field(default_factory=dict)  # left out by the release gate
+    fixed: dict[str, AuditedChange] = field(default_factory=dict)  # removed or changed as an audit decided
+
+    def counts(self) -> tuple[int, int, int, int]:
+        """(added, removed, changed, fixed), as the version rule reads them."""
+        return len(self.added), len(self.removed), len(self.changed), len(self.fixed)
 
 
 def diff_against(catalog: Catalog, parent: str | None, contents: ReleaseContents,
@@ -112,6 +127,8 @@ def diff_against(catalog: Catalog, parent: str | None, contents: ReleaseContents
                                                                     else "") if why else "no longer in the catalog"))
         elif row["content_sha256"] != new[task_id]["content_sha256"]:
             out.changed.append((task_id, json.loads(row["runner"])["instruction"], new[task_id]["runner_instruction"]))
+    moved = {t for t, _ in out.removed} | {t for t, *_ in out.changed}
+    out.fixed = {t: c for t, c in audited_changes(catalog, parent).items() if t in moved}
     return out
 
 
@@ -122,6 +139,8 @@ def changelog(version: str, parent: str | None, diff: Diff) -> str:
     lines += [f"## Revised ({len(diff.changed)})", ""]
     for task_id, before, after in diff.changed:
         lines += [f"- {task_id}", f"  - before: {' '.join(before.split())}", f"  - after: {' '.join(after.split())}"]
+    if diff.fixed:
+        lines += [""] + changelog_lines(diff.fixed)
     if diff.excluded:
         lines += ["", f"## Left out: they fail the task rules ({len(diff.excluded)})", ""]
         lines += [f"- {t}: {reason_text(found)}" for t, found in sorted(diff.excluded.items())]
@@ -181,10 +200,10 @@ class BuiltRelease(RunResult):
     facts: ReleaseFacts | None = None
 
 
-@stage("release-build", command="curate release build --version X.Y.Z [--parent X.Y.Z]",
+@stage("release-build", command="curate release build --version X.Y.Z [--parent X.Y.Z] [--lite N]",
        reads=("tasks", "task_transitions", "feeds", "videos", "media_files", "media_probes", "media_outputs",
               "shortcut_verdicts", "shortcut_decisions", "reviews", "decisions", "pseudonyms", "releases",
-              "release_tasks", "comments", "embeddings"),
+              "release_tasks", "comments", "embeddings", "episode_grades", "audit_decisions"),
        writes=("pseudonyms", "releases", "release_tasks", "embeddings"),
        summary="the tasks that finished QC, frozen as parquet configs, runner JSON, a dataset card and a manifest",
        files=("out: release folder", "out: report file (with reports_dir)"))
@@ -192,8 +211,10 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
                   out_root: Path | None = None, with_media: bool = False, repo: str | None = None,
                   exclude_invalid: bool = False, sources: dict[str, SourceConfig] | None = None,
                   feeds: FeedsConfig | None = None, health_strict: bool = False,
-                  reports_dir: Path | None = None, accept_ungradable: str = "") -> BuiltRelease:
-    """Build vX.Y.Z; with `reports_dir`, the release's page (release-vX.Y.Z.html) goes there too."""
+                  reports_dir: Path | None = None, accept_ungradable: str = "",
+                  lite: LitePlanner | None = None) -> BuiltRelease:
+    """Build vX.Y.Z; with `reports_dir`, the release's page (release-vX.Y.Z.html) goes there too; with `lite`, a
+    `lite` config of the tasks it chooses (`grade.lite_plan.lite_planner`: from graded episodes)."""
     catalog = run.db
     target = Version.parse(version)
     folder = (out_root or Path(settings.dir)) / target.tag
@@ -210,10 +231,11 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
     parent = choose_parent(catalog, target, parent)
     diff = diff_against(catalog, parent, contents, excluded)
     if parent:
-        check_bump(Version.parse(parent), target, len(diff.added), len(diff.removed), len(diff.changed))
+        check_bump(Version.parse(parent), target, *diff.counts())
         if not (diff.added or diff.removed or diff.changed):
             raise StateError(f"v{target} would hold exactly what v{parent} holds: a release needs a change "
                              "(a task added, removed or revised)")
+    chosen = lite(catalog, contents.tasks, parent, str(target)) if lite else None
     embed = cached_encoder(catalog, settings.health_embedding, run.run_id) if settings.health_embedding else None
     health = release_health(contents.tasks, parent_health_rows(catalog, parent), similarity=settings.health_similarity,
                             embed=embed)
@@ -233,21 +255,20 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
     run.params.update(version=str(target), parent=parent, with_media=with_media, folder=str(folder),
                       exclude_invalid=exclude_invalid, health_strict=health_strict,
                       accept_ungradable=ctx_accepts(accept_ungradable))
+    if chosen:
+        run.params["lite"] = chosen.params()
     result = BuiltRelease(run.counts, folder=folder, parent=parent, diff=diff)
     if folder.exists():  # the same content, built by a run killed before it was recorded: record it now
         shutil.rmtree(folder)
     partial = folder.with_name(f".{folder.name}.partial")
     shutil.rmtree(partial, ignore_errors=True)
-    configs = ["all"] + [c for tier, c in CONFIGS.items() if any(t["tier"] == tier for t in contents.tasks)]
-    write_parquet(contents.tasks, TASK_SCHEMA, partial / data_path("all"))
-    for tier, config in CONFIGS.items():
-        if config in configs:
-            write_parquet([t for t in contents.tasks if t["tier"] == tier], TASK_SCHEMA, partial / data_path(config))
-    if parent and diff.added:
-        configs.append(delta_config(parent, str(target)))
-        write_parquet([t for t in contents.tasks if t["task_id"] in set(diff.added)], TASK_SCHEMA,
-                      partial / data_path(configs[-1]))
-    result.configs = configs
+    per_config = config_rows(contents.tasks, delta_config(parent, str(target)) if parent else None, diff.added,
+                             chosen.choice.task_ids if chosen else None)
+    for config, config_tasks in per_config.items():
+        write_parquet(config_tasks, TASK_SCHEMA, partial / data_path(config))
+    configs = result.configs = list(per_config)
+    if chosen:
+        chosen.write(partial)
     write_parquet(contents.videos, VIDEO_SCHEMA, partial / "videos.parquet")
     write_parquet(contents.feeds, FEED_SCHEMA, partial / "feeds.parquet")
     for name in RUNNER_FILES.values():
@@ -264,14 +285,14 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
     result.facts = facts
     (partial / "README.md").write_text(render_card(settings, str(target), repo, configs, contents.tasks, qc, parent,
                                                    facts, health_table_markdown(health), with_media=with_media,
-                                                   baseline=has_baseline(health)), encoding="utf-8")
+                                                   baseline=has_baseline(health), lite=chosen), encoding="utf-8")
     (partial / "CHANGELOG.md").write_text(changelog(str(target), parent, diff), encoding="utf-8")
     if with_media:
         _copy_media(catalog, [v["video_id"] for v in contents.videos], partial / "media")
     counts = {"tasks": len(contents.tasks), "videos": len(contents.videos), "feeds": len(contents.feeds),
-              "per_config": {c: sum(1 for t in contents.tasks if c == "all" or t["config"] == c
-                                    or (c.startswith("v") and t["task_id"] in diff.added)) for c in configs},
-              "added": len(diff.added), "removed": len(diff.removed), "changed": len(diff.changed)}
+              "per_config": {c: len(rows) for c, rows in per_config.items()},
+              "added": len(diff.added), "removed": len(diff.removed), "changed": len(diff.changed),
+              **({"lite": chosen.summary()} if chosen else {})}
     # the package version, not the checkout's git state: the same catalog gives the same bytes anywhere
     profile = default_profile()
     body = {"version": str(target), "parent": parent, "toolkit_version": __version__,

@@ -29,6 +29,7 @@ from curation.release.card_text import (
 )
 from curation.release.contents import CONFIGS
 from curation.release.facts import NOT_SEEN, SEEN, ReleaseFacts, inspectors_phrase, plural
+from curation.release.lite_config import LitePlan, lite_lines
 
 SPLIT = "test"
 SOURCE_TERMS = {name: spec.terms for name, spec in SOURCES.items()}  # curation/resources/sources.toml
@@ -194,9 +195,10 @@ def limitations(facts: ReleaseFacts, baseline: bool) -> list[str]:
 
 def render_card(settings: ReleaseConfig, version: str, repo: str | None, configs: list[str],
                 tasks: list[dict[str, Any]], qc: dict[str, Any], parent: str | None, facts: ReleaseFacts,
-                health: str | None = None, with_media: bool = False, baseline: bool = False) -> str:
+                health: str | None = None, with_media: bool = False, baseline: bool = False,
+                lite: LitePlan | None = None) -> str:
     """`health`: the health table (markdown); `baseline`: whether it has a metadata-only baseline column
-    (`health.has_baseline`), which the limitations then mention."""
+    (`health.has_baseline`), which the limitations then mention; `lite`: the Lite config's choice."""
     meta = yaml.safe_dump(front_matter(settings, configs, len(tasks)), sort_keys=False, allow_unicode=True)
     by_sub = Counter((t["tier"], t["subcategory"]) for t in tasks)
     lines = [f"---\n{meta}---", "", f"# {settings.pretty_name} v{version}", "",
@@ -204,10 +206,10 @@ def render_card(settings: ReleaseConfig, version: str, repo: str | None, configs
              "(LivingScreen). Each task is an instruction over a feed of short videos, graded either by a "
              "multiple-choice answer (`eval_type: label`) or by checks on the app's final state "
              "(`eval_type: platform`).", ""]
+    delta = next((c for c in configs if "_to_" in c), None)
     if parent:
         lines += [f"This version follows v{parent}; `CHANGELOG.md` lists what changed."
-                  + (f" The config `{configs[-1]}` holds only the tasks added since." if "_to_" in configs[-1] else ""),
-                  ""]
+                  + (f" The config `{delta}` holds only the tasks added since." if delta else ""), ""]
     lines += ["## Dataset Details", "", "### Dataset Description", "",
               f"{plural(facts.tasks, 'task')} (" + ", ".join(f"{t} {n}" for t, n in facts.tiers.items()) + ") over "
               f"{plural(facts.videos, 'video')} from {sources_phrase(facts)}, in {plural(len(configs), 'config')}; "
@@ -246,6 +248,7 @@ def render_card(settings: ReleaseConfig, version: str, repo: str | None, configs
               "`videos.parquet` holds each video's visible metadata (caption, hashtags, author, counts), source, "
               "duration and media sha256; `feeds.parquet` every feed version used. An example row of `all`:", "",
               "```json", json.dumps(example_row(tasks), ensure_ascii=False, indent=2), "```", "",
+              *(lite_lines(lite, len(tasks)) if lite else []),
               "## Dataset Creation", "", "### Curation Rationale", "",
               "Video QA benchmarks hand a model the video; GUI benchmarks show a still screen. On a short-video "
               "app the screen moves on its own and the agent chooses what to watch, so these tasks need both: "

@@ -14,12 +14,26 @@ from typing import Any
 from curation.core.catalog import Catalog, now
 from curation.corpus.visible import load_visible
 from curation.qc.shortcut.record import verdicts_in_force
+from curation.release.lite_config import LITE_CONFIG
 from curation.tasks.lifecycle import RELEASED_STATES, inherited_tasks
 from curation.tasks.record import from_catalog, from_runner, same_task
 from curation.tasks.runner_format import RUNNER_FILES, catalog_task_rows
 from curation.tasks.syntax import split_instruction
 
 CONFIGS = {"L1": "l1_gui_action", "L2": "l2_cross_source_understanding", "L3": "l3_close_end_application"}
+
+
+def config_rows(tasks: list[dict[str, Any]], delta: str | None = None, added: list[str] | None = None,
+                lite: list[str] | None = None) -> dict[str, list[dict[str, Any]]]:
+    """Each config of a release with its rows, in the order the card and Croissant list them: `all`, one per tier
+    with tasks, `delta` (the tasks `added` since the parent, when any), the Lite subset (`lite`: its task ids)."""
+    out = {"all": tasks}
+    out |= {config: rows for tier, config in CONFIGS.items() if (rows := [t for t in tasks if t["tier"] == tier])}
+    if delta and added:
+        out[delta] = [t for t in tasks if t["task_id"] in set(added)]
+    if lite:
+        out[LITE_CONFIG] = [t for t in tasks if t["task_id"] in set(lite)]
+    return out
 
 
 def canonical(value: Any) -> str:

@@ -23,6 +23,7 @@ from curation.release.card import SOURCE_TERMS, data_path
 from curation.release.card_text import PAPER_BIBTEX
 from curation.release.contents import CONFIGS
 from curation.release.facts import ReleaseFacts, inspector_phrase, inspectors_phrase, plural
+from curation.release.lite_config import LITE_CONFIG, LITE_FILE
 from curation.release.manifest import file_sha256, read_manifest
 
 CROISSANT = "croissant.json"
@@ -101,13 +102,18 @@ def _file(file_id: str, path: str, fmt: str, sha256: str, description: str) -> d
             "encodingFormat": fmt, "sha256": sha256}
 
 
-def _config_description(config: str, parent: str | None) -> str:
+def _config_description(config: str, manifest: dict[str, Any]) -> str:
     tier = next((t for t, c in CONFIGS.items() if c == config), None)
     if config == "all":
         return "Every task of the release, one row each."
     if tier:
         return f"The tasks of tier {tier} ({config.split('_', 1)[1].replace('_', ' ')})."
-    return f"Only the tasks added since v{parent}."
+    if config == LITE_CONFIG:
+        lite = manifest["counts"]["lite"]
+        return (f"A Lite subset: {lite['tasks']} tasks chosen from the graded episodes of v{lite['evidence_release']} "
+                f"so that a model's SR on them estimates its SR on the {lite['eligible']} tasks graded there "
+                f"({LITE_FILE}, the dataset card).")
+    return f"Only the tasks added since v{manifest.get('parent')}."
 
 
 def _protocol(facts: ReleaseFacts) -> str:
@@ -242,14 +248,14 @@ def croissant_metadata(folder: Path, settings: ReleaseConfig, *, repo: str | Non
     def sha(path: str) -> str:  # the manifest's hash; a file added since is hashed here
         return hashes.get(path) or file_sha256(folder / path)
 
-    version, parent = manifest["version"], manifest.get("parent")
+    version = manifest["version"]
     facts = ReleaseFacts.from_json(manifest["facts"])
     distribution, record_sets = [], []
     for config in manifest["configs"]:
         path, file_id = data_path(config), f"parquet-{config}"
         distribution.append(_file(file_id, path, PARQUET, sha(path), f"Parquet file of the `{config}` config."))
         record_sets.append(record_set(config, file_id, pq.read_schema(folder / path),
-                                      _config_description(config, parent)))
+                                      _config_description(config, manifest)))
     for name, path in SIDE_TABLES.items():
         if (folder / path).is_file():
             distribution.append(_file(f"parquet-{name}", path, PARQUET, sha(path), f"The release's {name}."))
@@ -260,6 +266,10 @@ def croissant_metadata(folder: Path, settings: ReleaseConfig, *, repo: str | Non
         path = runner.relative_to(folder).as_posix()
         distribution.append(_file(f"runner-{runner.stem}", path, JSON_FORMAT, sha(path),
                                   "Tasks in the LivingScreen runner's format."))
+    if (folder / LITE_FILE).is_file():
+        distribution.append(_file("lite-estimator", LITE_FILE, JSON_FORMAT, sha(LITE_FILE),
+                                  "How the Lite config was chosen, and what estimates a model's SR from its Lite "
+                                  "results."))
     if (folder / "media").is_dir():
         distribution.append({"@type": "cr:FileSet", "@id": "media", "name": "media", "encodingFormat": "video/mp4",
                              "includes": "media/*.mp4", "description": "Normalised video files, named by video id."})

@@ -1,5 +1,7 @@
 """Release versions and the rule that moves them: tasks removed or changed need a major
-version, tasks only added a minor one, the card or metadata alone a patch."""
+version, tasks added a minor one, the card or metadata alone a patch. A change or removal the
+group decided in an audit of how models answered the task (`release/audit_changes.py`) is a fix:
+the task now measures what it always claimed to, so it needs only a patch."""
 
 from __future__ import annotations
 
@@ -54,19 +56,22 @@ def bump_level(parent: Version, version: Version) -> str | None:
     return "minor" if version.minor != parent.minor else "patch"
 
 
-def required_level(added: int, removed: int, changed: int) -> str:
-    if removed or changed:
+def required_level(added: int, removed: int, changed: int, fixed: int = 0) -> str:
+    """`fixed`: how many of the removed and changed tasks an audit decided."""
+    if removed + changed > fixed:
         return "major"
     return "minor" if added else "patch"
 
 
-def check_bump(parent: Version, version: Version, added: int, removed: int, changed: int) -> None:
+def check_bump(parent: Version, version: Version, added: int, removed: int, changed: int, fixed: int = 0) -> None:
     """Refuse a version that does not move as the changes against the parent require."""
-    need = required_level(added, removed, changed)
+    need = required_level(added, removed, changed, fixed)
     moved = bump_level(parent, version)
     if moved is None:
         raise UsageError(f"version {version} must come after its parent {parent}")
     if LEVELS.index(moved) < LEVELS.index(need):
-        what = (f"{removed} tasks removed and {changed} changed" if need == "major" else f"{added} tasks added")
+        what = (f"{removed} tasks removed and {changed} changed" + (f", {fixed} of them fixes an audit decided"
+                                                                   if fixed else "")
+                if need == "major" else f"{added} tasks added")
         raise UsageError(f"{what} since {parent}: that is a {need} change, so the version must be at least "
                          f"{parent.bumped(need)}, not {version}")

@@ -14,6 +14,9 @@ reason and author). No versioned row is changed in place; a change of a task is 
                          └─▶ kept  (inherited: an imported release's task accepted as it was,
                                     `curate qc accept-imported`)
 
+    reviewed_ok | kept ─▶ deleted | revised   (a released task after the group's audit of how models
+                                               answered it, `curate qc audit-tasks import`)
+
 Two moves cut across: the task rules may send any live version to `needs_fix` (a defect found
 after the state was set, e.g. by a rule that did not exist then); an imported version in
 `needs_fix` whose rules pass again goes back to `valid`. A task whose sub-category changed is
@@ -39,9 +42,9 @@ TRANSITIONS: dict[str, frozenset[str]] = {
     "valid": frozenset({"shortcut_discarded", "shortcut_passed", "kept"}),
     "shortcut_discarded": frozenset({"shortcut_passed"}),
     "shortcut_passed": frozenset({"shortcut_discarded", "reviewed_ok", "escalated"}),
-    "reviewed_ok": frozenset(),
+    "reviewed_ok": frozenset({"deleted", "revised"}),
     "escalated": frozenset({"kept", "deleted", "revised"}),
-    "kept": frozenset(),
+    "kept": frozenset({"deleted", "revised"}),
     "deleted": frozenset(),
     "revised": frozenset(),
     "retired": frozenset(),

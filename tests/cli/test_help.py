@@ -71,3 +71,15 @@ def test_flags_show_no_value_and_options_with_one_do(capsys, monkeypatch):
                 assert cell and cell != help_start, f"{where} shows no value placeholder"
     # every command has --help, and `curate` itself --debug and --catalog
     assert seen["flags"] > len(list(command_paths(cli()))) and seen["valued"] > 0
+
+
+def test_ingest_names_exactly_the_adapters_there_are():
+    """The help is written where the command is (importing every adapter at each start would slow all of
+    `curate`); this keeps it equal to the registry."""
+    import typing
+
+    from curation.cli.corpus import ingest
+    from curation.ingest import ADAPTERS
+
+    shown = typing.get_type_hints(ingest, include_extras=True)["adapter"].__metadata__[0].help
+    assert shown.split(" | ") == list(ADAPTERS)

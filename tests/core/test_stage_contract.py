@@ -33,10 +33,12 @@ from tests.core.contract import run_traced
 from tests.grade.logs import write_episode
 from tests.qc.helpers import finish_qc, plant_task
 
-# each traced where its server runs: tests/annotate, tests/qc, tests/grade, tests/release/test_publish.py
+# each traced where its server runs: tests/annotate, tests/qc, tests/grade (task audits: test_task_audit.py),
+# tests/release/test_publish.py
 SERVER_STAGES = {"annotate-export", "annotate-import", "qc-calibrate-export", "qc-calibrate-import",
                  "qc-review-export", "qc-review-import", "qc-adjudicate-export", "qc-adjudicate-import",
-                 "release-publish", "grade-audit-export", "grade-audit-import"}
+                 "release-publish", "grade-audit-export", "grade-audit-import", "qc-audit-tasks-export",
+                 "qc-audit-tasks-import"}
 
 
 def _clip(path, seconds: float = 1.0) -> None:

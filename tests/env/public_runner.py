@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import shutil
 import socket
@@ -32,7 +33,7 @@ from tests.skips import RUNNER, RUNNER_MISSING
 
 RUNNER_PYTHON = ROOT / ".venv-runner" / "bin" / "python"
 RECORDING = ROOT / "tests" / "fixtures" / "runner-episodes-random" / "recording"
-CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM = Path(shutil.which("chromium") or "/usr/bin/chromium")  # what `make browser` installs
 CLIP_S = 30.0  # longer than the profile's do-nothing window, so that where video 0 stands measures the window
 # chromium's own switch: every host name the page asks for fails at once, but the app's address
 NO_INTERNET = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost"
@@ -93,8 +94,10 @@ def runner_copy(folder: Path, records: list[dict[str, Any]], videos: list[str]) 
 
 
 def free_ports(count: int) -> int:
-    """A base port with `count` free ports from it on 127.0.0.1 (the runner takes base + thread)."""
-    for base in range(23000, 40000, 97):
+    """A base port with `count` free ports from it on 127.0.0.1 (the runner takes base + thread), looked for from a
+    random start: two test workers playing the runner at once must not both take the first free one."""
+    start = random.randrange(23000, 40000)
+    for base in [*range(start, 40000, 97), *range(23000, start, 97)]:
         free = True
         for port in range(base, base + count):
             with socket.socket() as probe:

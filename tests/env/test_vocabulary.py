@@ -4,6 +4,7 @@ derived from it or refused at import when it misses one."""
 from __future__ import annotations
 
 import dataclasses
+import tomllib
 
 import pytest
 from hypothesis import given, settings
@@ -103,3 +104,16 @@ def test_a_profile_file_with_a_typo_is_one_line_naming_what_is_wrong(tmp_path):
     (tmp_path / "c.toml").write_text(f'[runner]\nprofile = "{tmp_path / "p.toml"}"\n', encoding="utf-8")
     out = curate("--config", str(tmp_path / "c.toml"), "env", "show")
     assert out.returncode == 1 and "lacks 'idle'" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_env_show_toml_prints_the_profile_in_force_as_a_team_starts_its_own_from_it(tmp_path):
+    from tests.cli.test_cli import curate
+
+    shipped = curate("env", "show", "--toml")
+    assert shipped.returncode == 0 and tomllib.loads(shipped.stdout)["grading"]["ungradable"] == ["eval_playback"]
+    own = tmp_path / "ours.toml"  # a team's profile made from it: it grades playback
+    own.write_text(shipped.stdout.replace('ungradable = ["eval_playback"]', "ungradable = []"), encoding="utf-8")
+    (tmp_path / "c.toml").write_text(f'[runner]\nprofile = "{own}"\n', encoding="utf-8")
+    theirs = curate("--config", str(tmp_path / "c.toml"), "env", "show", "--toml")
+    assert theirs.returncode == 0 and theirs.stdout == own.read_text(encoding="utf-8")
+    assert "cannot grade:          nothing" in curate("--config", str(tmp_path / "c.toml"), "env", "show").stdout

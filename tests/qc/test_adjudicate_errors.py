@@ -8,7 +8,7 @@ from label_studio_sdk.users.client import UsersClient
 
 from curation.core.catalog import now
 from curation.labelstudio.workspace import open_session
-from curation.qc.adjudicate import _who, export_adjudication, import_adjudication
+from curation.qc.adjudicate import decided_by, export_adjudication, import_adjudication
 from curation.tasks.lifecycle import state_of
 from tests.cli.planted import last_run
 from tests.labelstudio import login
@@ -55,7 +55,7 @@ def test_a_bug_looking_up_who_decided_fails_the_import_and_records_no_decision(d
         import_adjudication(cat)
     run = last_run(cat, "qc-adjudicate-import")
     assert run["status"] == "failed" and run["error"] == "RuntimeError: injected"
-    assert "in _who" in run["traceback"] and "in ls_call" in run["traceback"]
+    assert "in decided_by" in run["traceback"] and "in ls_call" in run["traceback"]
     assert cat.scalar("SELECT count(*) FROM decisions") == 0
     assert state_of(cat, TASK, 1) == "escalated"
     # the bug gone, the same answer is imported under the name of the account that gave it
@@ -67,8 +67,8 @@ def test_a_bug_looking_up_who_decided_fails_the_import_and_records_no_decision(d
 
 def test_an_account_label_studio_does_not_know_is_named_by_its_id(label_studio):
     session = open_session()
-    assert _who(session, {}, {"completed_by": 987654}, set()) == "Label Studio user 987654"
-    assert _who(session, {"decided_by": " ana,  ben "}, {"completed_by": 987654}, set()) == "ana, ben"
+    assert decided_by(session, {}, {"completed_by": 987654}, set()) == "Label Studio user 987654"
+    assert decided_by(session, {"decided_by": " ana,  ben "}, {"completed_by": 987654}, set()) == "ana, ben"
     # a known member is named as the catalog knows her, however she typed it; other words stay hers
-    assert _who(session, {"decided_by": "CARLA@annotators.local, ben,  group  meeting"}, {"completed_by": 1},
+    assert decided_by(session, {"decided_by": "CARLA@annotators.local, ben,  group  meeting"}, {"completed_by": 1},
                 {"Carla", "dan"}) == "Carla, ben, group meeting"

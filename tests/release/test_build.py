@@ -14,6 +14,7 @@ import pytest
 
 from curation.core.errors import PrerequisiteError, StateError, UsageError
 from curation.corpus.feeds import load_feed
+from curation.grade.lite_plan import lite_planner
 from curation.qc.validate import validate_tasks
 from curation.release.build import build_release
 from curation.release.manifest import verify
@@ -22,6 +23,7 @@ from tests.conftest import ROOT
 from tests.core.contract import run_traced
 from tests.qc.helpers import finish_qc, plant_task
 from tests.release.helpers import load_release, reviewed_catalog, settings
+from tests.release.test_lite_release import files_of, graded_ladder
 
 RELEASED = {"gui_like_1", "feature_analysis_1", "feature_analysis_2", "moderation_1"}
 
@@ -105,6 +107,9 @@ def test_rebuilds_are_byte_identical_never_overwrite_and_versions_move_as_semver
 
     assert load_release(minor.folder, "v1_0_0_to_v1_1_0")["task_id"] == ["gui_collect_1"]
     assert len(load_release(minor.folder, "all")) == 5
+    graded_ladder(cat, "1.0.0")  # a Lite config chosen from graded episodes rebuilds byte for byte too
+    lite = [build_release(cat, "1.1.0", settings(tmp_path / d), lite=lite_planner(3)).folder for d in ("l1", "l2")]
+    assert files_of(lite[0]) == files_of(lite[1]) and len(load_release(lite[0], "lite")) == 3
 
     # the group revised a task: a new version with new wording, reviewed again
     plant_task(cat, "moderation_1", feeds[3], tier="L3", subcategory="moderation", eval_type="platform",

@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from curation.core.resources import resource_text
+from curation.core.resources import resource, resource_text
 from curation.qc.review import canonical_check
 from curation.tasks.record import from_runner
 from curation.tasks.rules import RuleContext, check_task
@@ -17,7 +17,13 @@ from curation.tasks.syntax import parse_platform_state, render_platform_state
 from curation.tasks.taxonomy import load_taxonomy
 from tests.skips import V1, requires_v1
 
-FORMS = ("authoring.xml", "review.xml", "adjudication.xml", "pilot_questions.xml")
+# every packaged Label Studio form with an answer to choose
+FORMS = sorted(f.name for f in resource().iterdir() if f.name.endswith(".xml")
+               and any(c.get("name") == "answer" for c in ET.fromstring(f.read_text(encoding="utf-8")).iter("Choices")))
+
+
+def test_the_forms_found_are_the_ones_people_answer_in():
+    assert {"authoring.xml", "review.xml", "adjudication.xml", "task_audit.xml"} <= set(FORMS)
 
 
 @pytest.mark.parametrize("form", FORMS)
