@@ -106,6 +106,8 @@ qc_app.add_typer(review_app, name="review")
 qc_app.add_typer(adjudicate_app, name="adjudicate")
 
 PASSWORDS_HELP = "File of 'name password' lines for accounts made here (as in `curate annotate export`)."
+MEMBERS_HELP = ("Comma-separated people the catalog knows who decide (name or e-mail, any case); each gets an "
+                "account that can open the project.")
 
 
 def _show_passwords(result) -> None:
@@ -201,9 +203,7 @@ def review_import() -> None:
 
 @adjudicate_app.command("export")
 def adjudicate_export(
-    members: Annotated[str | None, typer.Option(
-        help="Comma-separated people the catalog knows who decide (name or e-mail, any case); each gets an "
-        "account that can open the project.")] = None,
+    members: Annotated[str | None, typer.Option(help=MEMBERS_HELP)] = None,
     add: Annotated[list[str] | None, typer.Option(help=ADD_HELP)] = None,
     passwords: Annotated[Path | None, typer.Option(help=PASSWORDS_HELP)] = None,
 ) -> None:
@@ -236,9 +236,7 @@ qc_app.add_typer(audit_tasks_app, name="audit-tasks")
 @audit_tasks_app.command("export")
 def audit_tasks_export(
     release: Annotated[str, typer.Option(help="The graded release whose flagged tasks the group audits (X.Y.Z).")],
-    members: Annotated[str | None, typer.Option(
-        help="Comma-separated people the catalog knows who decide (name or e-mail, any case); each gets an "
-        "account that can open the project.")] = None,
+    members: Annotated[str | None, typer.Option(help=MEMBERS_HELP)] = None,
     add: Annotated[list[str] | None, typer.Option(help=ADD_HELP)] = None,
     passwords: Annotated[Path | None, typer.Option(help=PASSWORDS_HELP)] = None,
 ) -> None:
@@ -262,4 +260,8 @@ def audit_tasks_import() -> None:
     typer.echo(f"{c['decisions']:,} decisions ({c['unchanged']:,} imported before): {c['keep']:,} kept, "
                f"{c['fix_answer']:,} answers fixed, "
                f"{c['revise']:,} revised, {c['retire']:,} retired; {c['needs_fix']:,} sent back to fix, "
-               f"{c['undecided']:,} not decided yet")
+               f"{c['undecided']:,} not decided yet"
+               + (f"; {c['no_longer_released']:,} not applied: the version is no longer the released one"
+                  if c["no_longer_released"] else "")
+               + (f"; {c['changed_after_decision']:,} changed after their import (the first stands)"
+                  if c["changed_after_decision"] else ""))

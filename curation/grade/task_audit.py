@@ -27,6 +27,7 @@ from typing import Any
 from curation.core.catalog import Catalog, now
 from curation.core.config import SourceConfig
 from curation.core.errors import PrerequisiteError
+from curation.core.progress import note
 from curation.core.resources import resource_text
 from curation.core.stage import StageRun, stage
 from curation.corpus.feeds import load_feed
@@ -40,18 +41,21 @@ from curation.labelstudio.people import check_people, known_people, split_names
 from curation.labelstudio.projects import feedback_text, read_fields, update_task_data
 from curation.labelstudio.render import list_fields, render_feed, state_text
 from curation.labelstudio.workspace import fresh_answers, group_project, open_session, provision_group, send_missing
-from curation.qc.adjudicate import author_answer, decided_by, read_decision, revise_task
-from curation.qc.review import is_latest
+from curation.qc import adjudicate
+from curation.qc.adjudicate import author_answer, decided_by, decision_reason, read_decision, revise_task
+from curation.qc.review import canonical_check, is_latest
 from curation.release.audit_changes import evidence_facts
 from curation.release.semver import Version
 from curation.tasks.lifecycle import RELEASED_STATES, move, state_of
 from curation.tasks.rules import RuleContext
+from curation.tasks.syntax import parse_platform_state
 
 PURPOSE = "task-audit"
 DECISIONS = ("keep", "fix_answer", "revise", "retire")
 # each decision as the adjudication form's decision it is read as (its checks, its new version)
 AS_ADJUDICATION = {"keep": "keep", "fix_answer": "revise", "revise": "revise", "retire": "delete"}
-STATE_AFTER = {"fix_answer": "revised", "revise": "revised", "retire": "deleted"}  # keep: stays where it is
+# the state each decision moves the released version to, as the adjudication's does (keep: it stays where it is)
+STATE_AFTER = {d: adjudicate.STATE_AFTER[a] for d, a in AS_ADJUDICATION.items() if a != "keep"}
 SAMPLE_EPISODES = 4
 SHOWN_CALLS = 30
 RULES = {f.name: f.rule for f in FLAGS}
@@ -137,8 +141,15 @@ def export_task_audit(run: StageRun, version: str, media_root: Path | None = Non
     run.params.update(release=target, members=group, added=split_names(add))
     flagged = flagged_tasks(catalog, target)
     decided = set(catalog.con.execute("SELECT task_id, task_version FROM audit_decisions").fetchall())
+    # a version decided before, or no longer the task's latest released one (a later version exists), is not sent:
+    # a decision on it could not be applied
     live = [(t, r) for t, r in flagged if (t["task_id"], t["version"]) not in decided
-            and state_of(catalog, t["task_id"], t["version"]) in RELEASED_STATES]
+            and state_of(catalog, t["task_id"], t["version"]) in RELEASED_STATES
+            and is_latest(catalog, t["task_id"], t["version"])]
+    for task, row in flagged:
+        if (task["task_id"], task["version"]) in decided:
+            note(f"{task['task_id']} v{task['version']}: flagged again ({', '.join(row.flags)}), but the group "
+                 "decided on this version before; not sent again")
     result = ExportResult(run.counts)
     run.counts.update(flagged=len(flagged), decided_before=len(flagged) - len(live), sent=0, already_sent=0,
                       accounts_created=0)
@@ -183,10 +194,22 @@ def read_audit_decision(fields: dict[str, Any], task: dict[str, Any], ctx: RuleC
         if not fields.get(wanted):
             return None, {}, ["fix the answer: choose the right option" if wanted == "answer"
                               else "fix the answer: write the right end state"]
+        if _same_answer(task, fields[wanted]):
+            return None, {}, [f"the answer is already {author_answer(task)}: choose keep, or fix it to another"]
     base = load_feed(catalog, task["feed_id"], task["base_feed_version"] or task["feed_version"])
     feed = load_feed(catalog, task["feed_id"], task["feed_version"])
     _, change, problems = read_decision({**fields, "decision": [AS_ADJUDICATION[decision]]}, task, base, feed, ctx)
     return (None, {}, problems) if problems else (decision, change, [])
+
+
+def _same_answer(task: dict[str, Any], given: Any) -> bool:
+    """Whether a fixed answer is the one the task has (a new version identical to the released one would only
+    take the task out of the release until it is reviewed again)."""
+    current = json.loads(task["eval_config"]) if task["eval_config"] else []
+    if task["eval_type"] == "label":
+        return bool(current) and [str(current[0].get("answer"))] == list(given)
+    checks, problems = parse_platform_state(given)
+    return not problems and sorted(map(canonical_check, checks)) == sorted(map(canonical_check, current))
 
 
 @stage("qc-audit-tasks-import", command="curate qc audit-tasks import", batched=True,
@@ -210,6 +233,11 @@ def import_task_audit(run: StageRun, sources: dict[str, SourceConfig] | None = N
                                                         "undecided"):
         key = [item["task_id"], item["task_version"]]
         if state_of(catalog, *key) not in RELEASED_STATES or not is_latest(catalog, *key):
+            why = (f"{key[0]} v{key[1]} is no longer the released version (now {state_of(catalog, *key)}, latest "
+                   f"v{catalog.scalar('SELECT max(version) FROM tasks WHERE task_id = ?', [key[0]])}): the decision "
+                   "is not applied")
+            note(f"warning: {why}")
+            update_task_data(session.client, task, {"feedback": feedback_text([why])})
             run.counts["no_longer_released"] += 1
             continue
         row = catalog.rows("SELECT * FROM tasks WHERE task_id = ? AND version = ?", key)[0]
@@ -223,7 +251,7 @@ def import_task_audit(run: StageRun, sources: dict[str, SourceConfig] | None = N
             continue
         who = decided_by(session, fields, annotation, known)
         reasons = change.get("delete_reasons") or []
-        reason = "; ".join(p for p in (", ".join(reasons), fields.get("note") or "") if p) or None
+        reason = decision_reason(reasons, fields.get("note"))
         with catalog.transaction():
             revised = revise_task(run, row, change, who) if "draft" in change else None
             catalog.insert("audit_decisions", {

@@ -122,6 +122,11 @@ def _case_item(catalog: Catalog, case: dict[str, Any], media: Path) -> tuple[dic
              "task_version": case["version"], "feed_id": feed.feed_id, "feed_version": feed.version}, data)
 
 
+def decision_reason(reasons: list[str] | None, note: str | None) -> str | None:
+    """A decision's reasons and note as the one line the task's path and the CHANGELOG show."""
+    return "; ".join(p for p in (", ".join(reasons or []), note or "") if p) or None
+
+
 def read_decision(fields: dict[str, Any], task: dict[str, Any], base: Feed, feed: Feed, ctx: RuleContext
                   ) -> tuple[str | None, dict[str, Any], list[str]]:
     """(decision, what it changes, problems the group must fix first)."""
@@ -204,7 +209,7 @@ def import_adjudication(run: StageRun, sources: dict[str, SourceConfig] | None =
         with catalog.transaction():
             revised = revise_task(run, row, change, who) if decision == "revise" else None
             reasons = change.get("delete_reasons") or []
-            reason = "; ".join(p for p in (", ".join(reasons), fields.get("note") or "") if p) or None
+            reason = decision_reason(reasons, fields.get("note"))
             catalog.insert("decisions", {
                 "task_id": key[0], "task_version": key[1], "decision": decision, "delete_reasons": reasons or None,
                 "note": fields.get("note"), "decided_by": who, "revised_version": revised, "ls_task_id": task["id"],

@@ -39,7 +39,8 @@ END_STATES = (("needs_fix", "needs a fix"), ("unvalidated", "not validated yet")
               ("valid", "waiting for the shortcut filter"), ("inherited", "inherited, kept as published"),
               ("shortcut_discarded", "discarded by the shortcut filter"), ("shortcut_passed", "waiting for review"),
               ("reviewed_ok", "reviewed ok"), ("escalated", "escalated, waiting for the group"),
-              ("kept", "kept by the group"), ("deleted", "deleted by the group"))
+              ("kept", "kept by the group"), ("deleted", "deleted by the group"),
+              ("retired_after_audit", "retired after an audit of how models answered it"))
 STAGES = (("tasks", "tasks"), ("validated", "valid"), ("through_filter", "through the shortcut filter"),
           ("passed_filter", "passed it"), ("reviewed", "reviewed"), ("sent_to_group", "escalated to the group"),
           ("decided", "decided by the group"), ("releasable", "may be released"))
@@ -53,13 +54,17 @@ _FLOW = ("validated", "through_filter", "passed_filter", "reviewed", "sent_to_gr
 # How far along the flow each end state stands (how many of _FLOW it has passed). `revised` and `retired`
 # are never a task's current state (a revision is the task's next version; a retired id is not a task):
 # a task found in either has no end-state cell, and the check says so.
+# A task the group retired in an audit (`deleted` from a released state) stands where its release had it:
+# past review if it went through review, else (inherited) past validation, or past the group's decision.
 _DEPTH = {"needs_fix": 0, "unvalidated": 0, "valid": 1, "inherited": 1, "shortcut_discarded": 2,
-          "shortcut_passed": 3, "reviewed_ok": 4, "escalated": 5, "kept": 6, "deleted": 6}
+          "shortcut_passed": 3, "reviewed_ok": 4, "escalated": 5, "kept": 6, "deleted": 6, "retired_after_audit": 1}
 
 
-def _end_state(state: str, inherited: bool) -> str:
+def _end_state(state: str, inherited: bool, audit_retired: bool = False) -> str:
     if state in ("authored", "imported"):
         return "unvalidated"
+    if state == "deleted" and audit_retired:
+        return "retired_after_audit"
     return "inherited" if state == "kept" and inherited else state
 
 
@@ -74,6 +79,7 @@ def task_outcomes(catalog: Catalog) -> list[dict[str, Any]]:
                    bool_or(to_state IN ('reviewed_ok', 'escalated')) AS went_through_review,
                    bool_or(to_state = 'escalated') AS escalated,
                    bool_or(to_state IN ('kept', 'deleted', 'revised')) AS decided_once,
+                   bool_or(to_state = 'deleted' AND from_state IN ('reviewed_ok', 'kept')) AS audit_retired,
                    count(DISTINCT version) AS versions,
                    arg_min(to_state, version * 1000000 + seq) AS origin
             FROM task_transitions GROUP BY task_id),
@@ -81,6 +87,7 @@ def task_outcomes(catalog: Catalog) -> list[dict[str, Any]]:
             SELECT task_id, version, reason FROM task_transitions WHERE to_state = 'shortcut_passed'
             QUALIFY seq = max(seq) OVER (PARTITION BY task_id, version))
         SELECT t.task_id, t.tier, t.subcategory, t.lead_time_s, p.revised, p.went_through_review, p.versions,
+               p.audit_retired,
                p.escalated, p.escalated AND p.decided_once AS decided,
                p.origin, coalesce(starts_with(s.reason, 'not filtered'), false) AS not_filtered
         FROM latest_tasks t JOIN path p USING (task_id)
@@ -88,10 +95,11 @@ def task_outcomes(catalog: Catalog) -> list[dict[str, Any]]:
     rows = []
     for task in latest_states(catalog):
         fact = facts[task["task_id"]]
-        end = _end_state(task["state"], task["task_id"] in inherited)
+        end = _end_state(task["state"], task["task_id"] in inherited, fact["audit_retired"])
         # a task counts in every stage its path reached on any version: one escalated and decided at v1,
         # revised and reviewed ok at v2, still went to the group and was decided
-        depth = max(_DEPTH.get(end, 0), 6 if fact["decided"] else 5 if fact["escalated"] else 0)
+        depth = max(_DEPTH.get(end, 0), 6 if fact["decided"] else 5 if fact["escalated"] else
+                    4 if end == "retired_after_audit" and fact["went_through_review"] else 0)
         stages = ["tasks", *_FLOW[:depth]] + (["releasable"] if task["state"] in RELEASED_STATES else [])
         rows.append({"task_id": task["task_id"], "version": task["version"], "versions": fact["versions"],
                      "tier": fact["tier"], "subcategory": fact["subcategory"], "author": task["author"],

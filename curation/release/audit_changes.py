@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from curation.core.catalog import Catalog
-from curation.qc.adjudicate import author_answer
+from curation.qc.adjudicate import author_answer, decision_reason
 from curation.release.contents import pseudonym
 
 
@@ -72,7 +72,7 @@ def audited_changes(catalog: Catalog, parent: str | None) -> dict[str, AuditedCh
                                                                      d["revised_version"] or -1])}
         after = versions.get(d["revised_version"])
         people = ", ".join(pseudonym(catalog, p.strip()) or "?" for p in str(d["decided_by"] or "").split(","))
-        why = "; ".join(p for p in (", ".join(d["reasons"] or []), d["note"] or "") if p) or None
+        why = decision_reason(d["reasons"], d["note"])
         out[d["task_id"]] = AuditedChange(
             d["task_id"], d["decision"], d["release"], d["task_version"], d["revised_version"], people, why,
             evidence_facts(json.loads(d["evidence"])), author_answer(versions[d["task_version"]]),

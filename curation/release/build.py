@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 from curation import __version__
 from curation.core.catalog import Catalog, now
 from curation.core.config import FeedsConfig, ReleaseConfig, SourceConfig
-from curation.core.errors import InputError, PrerequisiteError, StateError
+from curation.core.errors import InputError, PrerequisiteError, StateError, UsageError
 from curation.core.progress import note
 from curation.core.stage import RunResult, StageRun, stage
 from curation.corpus.embed import cached_encoder
@@ -103,7 +103,8 @@ class Diff:
     removed: list[tuple[str, str]] = field(default_factory=list)  # (task id, why)
     changed: list[tuple[str, str, str]] = field(default_factory=list)  # (task id, old wording, new wording)
     excluded: dict[str, list[Defect]] = field(default_factory=dict)  # left out by the release gate
-    fixed: dict[str, AuditedChange] = field(default_factory=dict)  # removed or changed as an audit decided
+    fixed: dict[str, AuditedChange] = field(default_factory=dict)  # removed or changed exactly as an audit decided
+    pending: dict[str, str] = field(default_factory=dict)  # audit decisions this release does not ship yet: why
 
     def counts(self) -> tuple[int, int, int, int]:
         """(added, removed, changed, fixed), as the version rule reads them."""
@@ -127,8 +128,20 @@ def diff_against(catalog: Catalog, parent: str | None, contents: ReleaseContents
                                                                     else "") if why else "no longer in the catalog"))
         elif row["content_sha256"] != new[task_id]["content_sha256"]:
             out.changed.append((task_id, json.loads(row["runner"])["instruction"], new[task_id]["runner_instruction"]))
-    moved = {t for t, _ in out.removed} | {t for t, *_ in out.changed}
-    out.fixed = {t: c for t, c in audited_changes(catalog, parent).items() if t in moved}
+    # a fix counts as one only when what ships is what the group decided: the task gone (retired, and not left out
+    # by the gate for a reason of its own), or its revised version shipped; anything else is an ordinary change
+    shipped = {t["task_id"]: t["task_version"] for t in contents.tasks}
+    gone = {t for t, _ in out.removed} - set(out.excluded)
+    for task_id, change in audited_changes(catalog, parent).items():
+        if (task_id in gone and change.revised_version is None) or (
+                change.revised_version is not None and shipped.get(task_id) == change.revised_version):
+            out.fixed[task_id] = change
+        elif task_id not in shipped or shipped[task_id] != change.version:
+            out.pending[task_id] = (f"the audit of v{change.audited_release} made v{change.revised_version}, which "
+                                    "is not released yet (it goes through the shortcut filter and review)"
+                                    if change.revised_version is not None else
+                                    f"retired in the audit of v{change.audited_release}, but left out for another "
+                                    "reason too")
     return out
 
 
@@ -231,7 +244,13 @@ def build_release(run: StageRun, version: str, settings: ReleaseConfig, parent: 
     parent = choose_parent(catalog, target, parent)
     diff = diff_against(catalog, parent, contents, excluded)
     if parent:
-        check_bump(Version.parse(parent), target, *diff.counts())
+        try:
+            check_bump(Version.parse(parent), target, *diff.counts())
+        except UsageError as exc:
+            if not diff.pending:
+                raise
+            raise UsageError(f"{exc}; audit fixes count as a patch once they ship: " + "; ".join(
+                f"{t}: {why}" for t, why in sorted(diff.pending.items()))) from None
         if not (diff.added or diff.removed or diff.changed):
             raise StateError(f"v{target} would hold exactly what v{parent} holds: a release needs a change "
                              "(a task added, removed or revised)")

@@ -127,6 +127,12 @@ def test_an_audit_round_fixes_the_planted_defects_into_a_patch_release(catalog, 
 
     after_import = curate(path, config, "qc", "audit-tasks", "export", "--release", "v1.0.0").stdout
     assert "0 sent" in after_import and "2 decided before" in after_import, after_import  # decided once
+    # built before the fixes are reviewed, the release would lose both tasks: not a patch, and it says why
+    early = subprocess.run([sys.executable, "-m", "curation.cli", "--catalog", str(path), "--config", str(config),
+                            "release", "build", "--version", "1.0.1", "--parent", "1.0.0"], cwd=ROOT,
+                           capture_output=True, text=True, timeout=600)
+    assert early.returncode != 0 and "2 tasks removed and 0 changed" in early.stderr, early.stderr
+    assert f"{WRONG_KEY}: the audit of v1.0.0 made v2, which is not released yet" in early.stderr, early.stderr
     with Catalog(path) as cat:
         for task_id in (WRONG_KEY, UNMEETABLE):
             assert state_of(cat, task_id, 1) == "revised" and state_of(cat, task_id, 2) == "valid"

@@ -230,3 +230,21 @@ def test_validate_counts_every_error_line_it_prints(clustered_catalog):
     errors = [line for line in out.stdout.splitlines() if "\terror\t" in line]
     assert out.returncode == 1 and len(errors) == 1, out.stdout
     assert "1 tasks checked: 1 errors, 0 warnings" in out.stdout
+
+
+def test_a_task_retired_in_an_audit_is_not_counted_as_the_groups_deletion(clustered_catalog):
+    """A released task retired after an audit stands where its release had it (reviewed, not escalated), in a cell
+    of its own; the paper's 'deleted after review' counts only what review sent to the group."""
+    from tests.qc.helpers import planted_catalog
+
+    cat = clustered_catalog
+    feeds = planted_catalog(cat, 2, seed=71)
+    run = StageRun("script", "script-audit", cat)
+    for n, feed in enumerate(feeds, start=1):
+        _label(cat, f"feature_analysis_{n}", feed, BIRDS, "A")
+        _walk(run, f"feature_analysis_{n}", 1, "shortcut_passed", "reviewed_ok")
+    _walk(run, "feature_analysis_2", 1, "deleted")  # the audit's retire: reviewed_ok -> deleted
+    total = funnel_rows(cat)[0]
+    assert (total["retired_after_audit"], total["deleted"], total["reviewed_ok"]) == (1, 0, 1)
+    assert (total["reviewed"], total["sent_to_group"], total["decided"], total["releasable"]) == (2, 0, 0, 1)
+    assert total["adds_up"]
