@@ -113,7 +113,7 @@ EXPECTED_ALL = {
     # end states: 909 | 908 | the five of v1 | 903, 906 | gui_like_901 | 901, 902, 904 v2, 907 | event_901 |
     # 905 | moderation_901
     "needs_fix": 1, "unvalidated": 0, "valid": 1, "inherited": 5, "shortcut_discarded": 2, "shortcut_passed": 1,
-    "reviewed_ok": 4, "escalated": 1, "kept": 1, "deleted": 1,
+    "reviewed_ok": 4, "escalated": 1, "kept": 1, "deleted": 1, "retired_after_audit": 0,
     # stages: all but 909 valid; through the filter: the 2 discarded and the 8 past it; to the group on any
     # version: 904 (at v1, revised), 905, moderation_901, event_901; decided: all but event_901
     "tasks": 17, "validated": 16, "through_filter": 10, "passed_filter": 8, "reviewed": 7, "sent_to_group": 4,
